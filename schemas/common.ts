@@ -1,0 +1,36 @@
+// Shared schemas: ids, timestamps, pagination, the error shape and the `token` body field.
+import { Type, type Static, type TProperties } from '@sinclair/typebox';
+
+export const IdParams = Type.Object({
+  id: Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER, description: 'Positive integer id' }),
+}, { additionalProperties: false });
+export type IdParams = Static<typeof IdParams>;
+
+export const Timestamp = Type.String({ format: 'date-time', description: 'ISO 8601 UTC', examples: ['2026-11-21T10:00:00.000Z'] });
+
+export const Email = Type.String({ format: 'email', minLength: 3, maxLength: 254 });
+
+export const Pagination = Type.Object({
+  limit: Type.Integer({ minimum: 1, maximum: 200, default: 50 }),
+  offset: Type.Integer({ minimum: 0, default: 0 }),
+}, { additionalProperties: false });
+
+export const ErrorResponse = Type.Object({
+  statusCode: Type.Integer(),
+  code: Type.String(),
+  error: Type.String(),
+  message: Type.String(),
+}, { additionalProperties: true, description: 'SPEC §2 error shape' });
+
+/** A JWT may ride in the `token` field of every POST body. */
+const BodyToken = { token: Type.Optional(Type.String({ maxLength: 4096, description: 'JWT, when not sent as a header or cookie' })) };
+
+/** A request body: unknown properties are rejected, `token` is always allowed. */
+export function RequestBody<T extends TProperties>(properties: T, options: { description?: string; minProperties?: number } = {}) {
+  return Type.Object({ ...properties, ...BodyToken }, { ...options, additionalProperties: false });
+}
+
+/** The error responses a route documents, in addition to its success. */
+export function errors(...statusCodes: number[]) {
+  return Object.fromEntries(statusCodes.map((s) => [s, ErrorResponse]));
+}

@@ -1,0 +1,73 @@
+// buildApp(config): infrastructure plugins first, then one plugin per route group, in order.
+import { randomUUID } from 'node:crypto';
+import Fastify, { type FastifyServerOptions } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { durationSeconds, type Config } from './config';
+import { resolveJwtSecret } from './jwt-secret';
+import authPlugin from './plugins/auth';
+import dbPlugin from './plugins/db';
+import errorHandler from './plugins/error-handler';
+import openapi from './plugins/openapi';
+import validation from './plugins/validation';
+import healthRoutes from './routes/health';
+
+export interface AppOptions {
+  /** Clock used for credit months, filters and stored times; tests inject one. */
+  now?: () => Date;
+  /** Where pino writes (tests capture logs to check that no secret leaks). */
+  logStream?: NodeJS.WritableStream;
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    config: Config;
+    now: () => Date;
+  }
+}
+
+const REQUEST_ID = /^[A-Za-z0-9._-]{1,128}$/;
+
+function loggerOptions(config: Config, stream?: NodeJS.WritableStream): FastifyServerOptions['logger'] {
+  return {
+    level: config.logLevel,
+    ...(stream ? { stream } : {}),
+    // Secrets never reach the log, whatever a future log call passes in.
+    redact: {
+      paths: ['req.headers.authorization', 'req.headers.cookie', 'res.headers["set-cookie"]', '*.password', '*.token',
+        '*.messaging_token', '*.messagingToken', '*.passwordHash', 'password', 'token', 'messaging_token'],
+      censor: '[redacted]',
+    },
+  };
+}
+
+export async function buildApp(config: Config, options: AppOptions = {}) {
+  const app = Fastify({
+    logger: loggerOptions(config, options.logStream),
+    trustProxy: config.trustProxy,
+    bodyLimit: 100 * 1024,
+    requestIdHeader: 'x-request-id',
+    // Accept a caller's id only when it is short and plain; else make one.
+    genReqId: (request) => {
+      const given = request.headers['x-request-id'];
+      return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
+    },
+    routerOptions: { maxParamLength: 200 },
+  }).withTypeProvider<TypeBoxTypeProvider>();
+
+  app.decorate('config', config);
+  app.decorate('now', options.now ?? (() => new Date()));
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('x-request-id', request.id);
+  });
+
+  await app.register(errorHandler);
+  await app.register(validation);
+  await app.register(dbPlugin, { path: config.databasePath });
+  await app.register(authPlugin, { secret: resolveJwtSecret(config.jwtSecret, config.databasePath), ttlSeconds: durationSeconds(config.jwtTtl) });
+  await app.register(openapi);
+
+  await app.register(healthRoutes);
+
+  return app;
+}
+export type App = Awaited<ReturnType<typeof buildApp>>;

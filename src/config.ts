@@ -1,0 +1,101 @@
+// Configuration: one TypeBox schema (also the TS type), read from the environment once at start-up.
+import { existsSync, readFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { Type, type Static } from '@sinclair/typebox';
+import { Value } from '@sinclair/typebox/value';
+import { parse as parseDotenv } from 'dotenv';
+
+/** The folder holding package.json, templates/ and data/ — also when running from dist/. */
+export const projectRoot: string = (() => {
+  let dir = __dirname;
+  while (!existsSync(join(dir, 'package.json'))) {
+    const parent = dirname(dir);
+    if (parent === dir) throw new Error('package.json not found above ' + __dirname);
+    dir = parent;
+  }
+  return dir;
+})();
+
+const Bool = Type.Boolean();
+export const ConfigSchema = Type.Object({
+  host: Type.String({ minLength: 1 }),
+  port: Type.Integer({ minimum: 0, maximum: 65535 }),
+  databasePath: Type.String({ minLength: 1 }),
+  jwtSecret: Type.Optional(Type.String({ minLength: 32 })),
+  jwtTtl: Type.String({ pattern: '^[1-9][0-9]*[smhd]?$' }),
+  adminEmail: Type.Optional(Type.String({ pattern: '^[^@\\s]+@[^@\\s]+$' })),
+  adminPassword: Type.Optional(Type.String({ minLength: 8, maxLength: 256 })),
+  messagingApiUrl: Type.String({ pattern: '^https?://[^\\s]+[^/]$' }),
+  messagingVerifyToken: Type.Optional(Type.String({ minLength: 1 })),
+  messagingAppSecret: Type.Optional(Type.String({ minLength: 1 })),
+  messagingTimeoutMs: Type.Integer({ minimum: 1, maximum: 600000 }),
+  timezone: Type.String({ minLength: 1 }),
+  cookieSecure: Bool,
+  trustProxy: Bool,
+  logLevel: Type.Union(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((l) => Type.Literal(l))),
+});
+export type Config = Static<typeof ConfigSchema>;
+
+// Environment variable -> config key, with the default used when the variable is unset or empty.
+const VARIABLES: Record<keyof Config, [string, string | undefined]> = {
+  host: ['HOST', '127.0.0.1'],
+  port: ['PORT', '3000'],
+  databasePath: ['DATABASE_PATH', 'data/gateway.db'],
+  jwtSecret: ['JWT_SECRET', undefined],
+  jwtTtl: ['JWT_TTL', '12h'],
+  adminEmail: ['ADMIN_EMAIL', undefined],
+  adminPassword: ['ADMIN_PASSWORD', undefined],
+  messagingApiUrl: ['MESSAGING_API_URL', 'https://graph.facebook.com/v23.0'],
+  messagingVerifyToken: ['MESSAGING_VERIFY_TOKEN', undefined],
+  messagingAppSecret: ['MESSAGING_APP_SECRET', undefined],
+  messagingTimeoutMs: ['MESSAGING_TIMEOUT_MS', '10000'],
+  timezone: ['TIMEZONE', 'UTC'],
+  cookieSecure: ['COOKIE_SECURE', 'false'],
+  trustProxy: ['TRUST_PROXY', 'false'],
+  logLevel: ['LOG_LEVEL', 'info'],
+};
+
+export class ConfigError extends Error {}
+
+function isTimeZone(zone: string): boolean {
+  try {
+    new Intl.DateTimeFormat('en', { timeZone: zone });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Parses and validates `env`; throws ConfigError naming the first bad variable. */
+export function parseConfig(env: Record<string, string | undefined>): Config {
+  const raw: Record<string, unknown> = {};
+  for (const [key, [name, fallback]] of Object.entries(VARIABLES)) {
+    const value = env[name] === undefined || env[name] === '' ? fallback : env[name];
+    if (value !== undefined) raw[key] = value;
+  }
+  const converted = Value.Convert(ConfigSchema, raw) as Record<string, unknown>;
+  for (const error of Value.Errors(ConfigSchema, converted)) {
+    const key = error.path.slice(1) as keyof Config;
+    const name = VARIABLES[key]?.[0] ?? key;
+    throw new ConfigError(`Invalid ${name}: ${error.message} (got ${JSON.stringify(env[name] ?? null)})`);
+  }
+  const config = converted as Config;
+  if (!isTimeZone(config.timezone)) throw new ConfigError(`Invalid TIMEZONE: unknown IANA zone ${JSON.stringify(config.timezone)}`);
+  if (config.databasePath !== ':memory:') config.databasePath = resolve(projectRoot, config.databasePath);
+  return config;
+}
+
+/** Reads `.env` from the working directory (when present) under the real environment, then parses. */
+export function loadConfig(): Config {
+  const dotenvPath = resolve(process.cwd(), '.env');
+  const fromFile = existsSync(dotenvPath) ? parseDotenv(readFileSync(dotenvPath, 'utf8')) : {};
+  return parseConfig({ ...fromFile, ...process.env });
+}
+
+/** `12h`, `30m`, `7d`, `45s` or plain seconds -> seconds. */
+export function durationSeconds(value: string): number {
+  const unit = value.at(-1) ?? 's';
+  const n = Number.parseInt(value, 10);
+  const factor = { s: 1, m: 60, h: 3600, d: 86400 }[unit] ?? 1;
+  return n * factor;
+}

@@ -1,0 +1,28 @@
+// Opens the SQLite file with durable pragmas and applies the committed migrations.
+import { mkdirSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import Database from 'better-sqlite3';
+import { drizzle, type BetterSQLite3Database } from 'drizzle-orm/better-sqlite3';
+import { migrate } from 'drizzle-orm/better-sqlite3/migrator';
+import { projectRoot } from '../config';
+import * as tables from './tables';
+
+export type DB = BetterSQLite3Database<typeof tables> & { $client: Database.Database };
+
+export function openDatabase(path: string): DB {
+  if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
+  const sqlite = new Database(path);
+  sqlite.pragma('journal_mode = WAL');
+  // FULL: a committed transaction survives a power cut, not only a process crash.
+  sqlite.pragma('synchronous = FULL');
+  sqlite.pragma('foreign_keys = ON');
+  sqlite.pragma('busy_timeout = 5000');
+  const db = drizzle(sqlite, { schema: tables });
+  migrate(db, { migrationsFolder: join(projectRoot, 'data', 'migrations') });
+  return db;
+}
+
+/** A better-sqlite3 transaction: the body must stay synchronous (no await inside). */
+export function inTransaction<T>(db: DB, body: () => T): T {
+  return db.$client.transaction(body).immediate();
+}

@@ -1,0 +1,110 @@
+// Drizzle schema of the gateway: the single source for migrations and typed queries.
+// Times are stored as integer milliseconds since the epoch (UTC); JSON blobs as text.
+import { sql } from 'drizzle-orm';
+import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core';
+
+export const users = sqliteTable('users', {
+  id: integer('id').primaryKey({ autoIncrement: true }),
+  // Stored lower-cased: login and uniqueness are case-insensitive.
+  email: text('email').notNull().unique(),
+  passwordHash: text('password_hash').notNull(),
+  ssoId: text('sso_id'),
+  role: text('role', { enum: ['ADMIN', 'CLIENT'] }).notNull().default('CLIENT'),
+  isActive: integer('is_active', { mode: 'boolean' }).notNull().default(true),
+  messagingToken: text('messaging_token'),
+  messagingPhoneNumberId: text('messaging_phone_number_id').unique(),
+  monthlyCredits: integer('monthly_credits').notNull().default(0),
+  // Bumped on password change; JWTs carrying an older `ver` are refused.
+  tokenVersion: integer('token_version').notNull().default(1),
+  createdAt: integer('created_at').notNull(),
+  updatedAt: integer('updated_at').notNull(),
+});
+
+// One row per user and calendar month (in TIMEZONE): the allowance renews because a new month has no row.
+export const creditUsage = sqliteTable('credit_usage', {
+  userId: integer('user_id').notNull().references(() => users.id, { onDelete: 'cascade' }),
+  month: text('month').notNull(), // YYYY-MM
+  used: integer('used').notNull().default(0),
+}, (t) => [primaryKey({ columns: [t.userId, t.month] })]);
+
+export const conversations = sqliteTable('conversations', {
+  id: integer('id').primaryKey({ autoIncrement: true }),
+  userId: integer('user_id').notNull().references(() => users.id, { onDelete: 'cascade' }),
+  contactWaId: text('contact_wa_id').notNull(),
+  contactName: text('contact_name'),
+  lastMessageAt: integer('last_message_at').notNull(),
+  lastInboundAt: integer('last_inbound_at'),
+}, (t) => [
+  uniqueIndex('conversations_user_contact').on(t.userId, t.contactWaId),
+  index('conversations_user_last').on(t.userId, t.lastMessageAt),
+]);
+
+export const messages = sqliteTable('messages', {
+  id: integer('id').primaryKey({ autoIncrement: true }),
+  userId: integer('user_id').notNull().references(() => users.id, { onDelete: 'cascade' }),
+  conversationId: integer('conversation_id').notNull().references(() => conversations.id, { onDelete: 'cascade' }),
+  direction: text('direction', { enum: ['inbound', 'outbound'] }).notNull(),
+  type: text('type').notNull(),
+  text: text('text'),
+  // Outbound: the number as the client typed it.
+  toNumber: text('to_number'),
+  wamid: text('wamid').unique(),
+  // pending | accepted | sent | failed | delivered | read (outbound), received (inbound)
+  status: text('status').notNull(),
+  statusRank: integer('status_rank').notNull().default(0),
+  errorJson: text('error_json'),
+  // Outbound: the wire request; inbound: the network's message object, as received.
+  payloadJson: text('payload_json').notNull(),
+  templateJson: text('template_json'),
+  mediaJson: text('media_json'),
+  locationJson: text('location_json'),
+  replyTo: text('reply_to'),
+  createdAt: integer('created_at').notNull(),
+  statusUpdatedAt: integer('status_updated_at'),
+}, (t) => [
+  index('messages_conversation_created').on(t.conversationId, t.createdAt),
+  index('messages_user_created').on(t.userId, t.createdAt),
+  index('messages_user_type_created').on(t.userId, t.type, t.createdAt),
+]);
+
+// Every status callback, in the network's own time; the unique key makes redeliveries no-ops.
+export const messageStatuses = sqliteTable('message_statuses', {
+  id: integer('id').primaryKey({ autoIncrement: true }),
+  messageId: integer('message_id').notNull().references(() => messages.id, { onDelete: 'cascade' }),
+  status: text('status').notNull(),
+  at: integer('at').notNull(),
+  errorJson: text('error_json'),
+}, (t) => [uniqueIndex('message_statuses_once').on(t.messageId, t.status, t.at)]);
+
+// Statuses whose wamid is not stored yet (the callback raced the send answer).
+export const orphanStatuses = sqliteTable('orphan_statuses', {
+  id: integer('id').primaryKey({ autoIncrement: true }),
+  wamid: text('wamid').notNull(),
+  status: text('status').notNull(),
+  at: integer('at').notNull(),
+  errorJson: text('error_json'),
+  receivedAt: integer('received_at').notNull(),
+}, (t) => [uniqueIndex('orphan_statuses_once').on(t.wamid, t.status, t.at)]);
+
+// Durable inbox: every accepted callback as received, before it is answered.
+export const webhookEvents = sqliteTable('webhook_events', {
+  id: integer('id').primaryKey({ autoIncrement: true }),
+  receivedAt: integer('received_at').notNull(),
+  rawBody: text('raw_body').notNull(),
+  state: text('state', { enum: ['pending', 'processed', 'failed'] }).notNull().default('pending'),
+  error: text('error'),
+  processedAt: integer('processed_at'),
+}, (t) => [index('webhook_events_state').on(t.state).where(sql`state <> 'processed'`)]);
+
+export const idempotencyKeys = sqliteTable('idempotency_keys', {
+  userId: integer('user_id').notNull().references(() => users.id, { onDelete: 'cascade' }),
+  key: text('key').notNull(),
+  requestHash: text('request_hash').notNull(),
+  // Null while the first request is still in flight.
+  responseStatus: integer('response_status'),
+  responseBody: text('response_body'),
+  createdAt: integer('created_at').notNull(),
+}, (t) => [primaryKey({ columns: [t.userId, t.key] }), index('idempotency_keys_created').on(t.createdAt)]);
+
+export type UserRow = typeof users.$inferSelect;
+export type MessageRow = typeof messages.$inferSelect;

@@ -1,0 +1,64 @@
+// Data access for users. Emails are compared lower-cased; unique violations surface as typed results.
+import { count, eq, sql } from 'drizzle-orm';
+import type { DB } from './client';
+import { users, type UserRow } from './tables';
+
+export type NewUser = Omit<typeof users.$inferInsert, 'id' | 'createdAt' | 'updatedAt' | 'tokenVersion'>;
+export type UserChanges = Partial<NewUser>;
+export type UniqueField = 'email' | 'messaging_phone_number_id';
+export type WriteResult = { ok: true; user: UserRow } | { ok: false; conflict: UniqueField };
+
+function conflictOf(error: unknown): UniqueField | undefined {
+  const message = error instanceof Error ? error.message : '';
+  if (!message.includes('UNIQUE constraint failed')) return undefined;
+  return message.includes('messaging_phone_number_id') ? 'messaging_phone_number_id' : 'email';
+}
+
+export function createUsersRepo(db: DB) {
+  const byId = db.select().from(users).where(eq(users.id, sql.placeholder('id'))).prepare();
+  const byEmail = db.select().from(users).where(eq(users.email, sql.placeholder('email'))).prepare();
+
+  function write(run: () => UserRow | undefined): WriteResult | undefined {
+    try {
+      const user = run();
+      return user ? { ok: true, user } : undefined;
+    } catch (error) {
+      const conflict = conflictOf(error);
+      if (conflict) return { ok: false, conflict };
+      throw error;
+    }
+  }
+
+  return {
+    findById: (id: number): UserRow | undefined => byId.get({ id }),
+    findByEmail: (email: string): UserRow | undefined => byEmail.get({ email: email.toLowerCase() }),
+    findByPhoneNumberId: (phoneNumberId: string): UserRow | undefined =>
+      db.select().from(users).where(eq(users.messagingPhoneNumberId, phoneNumberId)).get(),
+    countAdmins: (): number => db.select({ n: count() }).from(users).where(eq(users.role, 'ADMIN')).get()?.n ?? 0,
+
+    create(fields: NewUser, now: Date): WriteResult {
+      const at = now.getTime();
+      return write(() => db.insert(users)
+        .values({ ...fields, email: fields.email.toLowerCase(), createdAt: at, updatedAt: at })
+        .returning().get())!;
+    },
+
+    /** Undefined when no such user. A password change bumps the token version. */
+    update(id: number, changes: UserChanges, now: Date): WriteResult | undefined {
+      const set: Record<string, unknown> = { ...changes, updatedAt: now.getTime() };
+      if (changes.email !== undefined) set.email = changes.email.toLowerCase();
+      if (changes.passwordHash !== undefined) set.tokenVersion = sql`${users.tokenVersion} + 1`;
+      return write(() => db.update(users).set(set as typeof users.$inferInsert).where(eq(users.id, id)).returning().get());
+    },
+
+    /** Conversations, messages and credits go with the user (ON DELETE CASCADE, one statement). */
+    delete: (id: number): boolean => db.delete(users).where(eq(users.id, id)).run().changes > 0,
+
+    list(limit: number, offset: number): { users: UserRow[]; total: number } {
+      const rows = db.select().from(users).orderBy(users.id).limit(limit).offset(offset).all();
+      const total = db.select({ n: count() }).from(users).get()?.n ?? 0;
+      return { users: rows, total };
+    },
+  };
+}
+export type UsersRepo = ReturnType<typeof createUsersRepo>;

@@ -1,0 +1,24 @@
+// Opens the database for the app's lifetime and decorates the repositories routes may use.
+import type { FastifyInstance } from 'fastify';
+import fp from 'fastify-plugin';
+import { openDatabase, type DB } from '../db/client';
+import { createCreditsRepo, type CreditsRepo } from '../db/credits-repo';
+import { createUsersRepo, type UsersRepo } from '../db/users-repo';
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    db: DB;
+    usersRepo: UsersRepo;
+    creditsRepo: CreditsRepo;
+  }
+}
+
+export default fp(async function database(app: FastifyInstance, options: { path: string }) {
+  const db = openDatabase(options.path);
+  app.decorate('db', db);
+  app.decorate('usersRepo', createUsersRepo(db));
+  app.decorate('creditsRepo', createCreditsRepo(db));
+  app.addHook('onClose', async () => {
+    db.$client.close();
+  });
+}, { name: 'db' });

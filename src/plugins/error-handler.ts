@@ -1,0 +1,58 @@
+// Turns every error into the one SPEC §2 shape, with a machine `code`; never leaks internals.
+import { STATUS_CODES } from 'node:http';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import fp from 'fastify-plugin';
+import { AppError } from '../errors';
+
+// Fastify's own error codes that are client errors, and the code we answer with.
+const FRAMEWORK_CODES: Record<string, [number, string]> = {
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: [415, 'UNSUPPORTED_MEDIA_TYPE'],
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: [400, 'BAD_REQUEST'],
+  FST_ERR_CTP_BODY_TOO_LARGE: [413, 'PAYLOAD_TOO_LARGE'],
+  FST_ERR_CTP_EMPTY_JSON_BODY: [400, 'INVALID_JSON'],
+  FST_ERR_CTP_INVALID_JSON_BODY: [400, 'INVALID_JSON'],
+  FST_ERR_BAD_URL: [400, 'BAD_REQUEST'],
+  FST_ERR_ASYNC_CONSTRAINT: [400, 'BAD_REQUEST'],
+};
+
+type ValidationItem = NonNullable<FastifyError['validation']>[number];
+
+/** "body/to must match pattern …", "body/foo is not allowed" — always naming the field. */
+function validationMessage(context: string | undefined, item: ValidationItem): string {
+  const where = `${context ?? 'request'}${item.instancePath ?? ''}`;
+  const params = item.params as Record<string, unknown>;
+  if (item.keyword === 'additionalProperties') return `${where}/${String(params.additionalProperty)} is not an allowed property`;
+  if (item.keyword === 'required') return `${where}/${String(params.missingProperty)} is required`;
+  return `${where} ${item.message ?? 'is invalid'}`;
+}
+
+export function errorBody(statusCode: number, code: string, message: string) {
+  return { statusCode, code, error: STATUS_CODES[statusCode] ?? 'Error', message };
+}
+
+export default fp(async function errorHandler(app: FastifyInstance) {
+  app.setErrorHandler((error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
+    if (error instanceof AppError) {
+      if (error.headers) reply.headers(error.headers);
+      return reply.code(error.statusCode).send({ ...errorBody(error.statusCode, error.code, error.message), ...error.extra });
+    }
+    if (error.validation && error.validation[0]) {
+      return reply.code(400).send(errorBody(400, 'VALIDATION_ERROR', validationMessage(error.validationContext, error.validation[0])));
+    }
+    const known = FRAMEWORK_CODES[error.code];
+    if (known) return reply.code(known[0]).send(errorBody(known[0], known[1], error.message));
+    if (error.statusCode === 429) {
+      // @fastify/rate-limit sets Retry-After itself; keep its status and our shape.
+      return reply.code(429).send(errorBody(429, error.code ?? 'TOO_MANY_REQUESTS', error.message));
+    }
+    if (error.statusCode && error.statusCode >= 400 && error.statusCode < 500) {
+      return reply.code(error.statusCode).send(errorBody(error.statusCode, 'BAD_REQUEST', error.message));
+    }
+    request.log.error({ err: error }, 'unhandled error');
+    return reply.code(500).send(errorBody(500, 'INTERNAL_ERROR', 'Something went wrong; the error is logged with this request id'));
+  });
+
+  app.setNotFoundHandler((request, reply) => {
+    reply.code(404).send(errorBody(404, 'ROUTE_NOT_FOUND', `Route ${request.method} ${request.url.split('?')[0]} not found`));
+  });
+}, { name: 'error-handler' });

@@ -1,0 +1,21 @@
+// Liveness and readiness probes.
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from '@sinclair/typebox';
+import { errors } from '../../schemas/common';
+import { AppError } from '../errors';
+
+const Status = Type.Object({ status: Type.String() });
+
+const health: FastifyPluginAsyncTypebox = async (app) => {
+  app.get('/healthz', { schema: { tags: ['health'], response: { 200: Status } } }, async () => ({ status: 'ok' }));
+
+  app.get('/readyz', { schema: { tags: ['health'], response: { 200: Status, ...errors(503) } } }, async () => {
+    try {
+      app.db.$client.prepare('SELECT 1').get();
+    } catch {
+      throw new AppError(503, 'DATABASE_UNAVAILABLE', 'The database does not answer');
+    }
+    return { status: 'ready' };
+  });
+};
+export default health;
