@@ -3,6 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import { openDatabase, type DB } from '../db/client';
 import { createCreditsRepo, type CreditsRepo } from '../db/credits-repo';
+import { createMessagesRepo, type MessagesRepo } from '../db/messages-repo';
 import { createUsersRepo, type UsersRepo } from '../db/users-repo';
 
 declare module 'fastify' {
@@ -10,6 +11,7 @@ declare module 'fastify' {
     db: DB;
     usersRepo: UsersRepo;
     creditsRepo: CreditsRepo;
+    messagesRepo: MessagesRepo;
   }
 }
 
@@ -18,6 +20,7 @@ export default fp(async function database(app: FastifyInstance, options: { path:
   app.decorate('db', db);
   app.decorate('usersRepo', createUsersRepo(db));
   app.decorate('creditsRepo', createCreditsRepo(db));
+  app.decorate('messagesRepo', createMessagesRepo(db));
   app.addHook('onClose', async () => {
     db.$client.close();
   });

@@ -1,0 +1,116 @@
+// Writes of conversations, messages and their status history. Status moves are single
+// conditional UPDATEs along STATUS_RANK; duplicates are absorbed by UNIQUE keys.
+import { and, eq, lt, sql } from 'drizzle-orm';
+import { inTransaction, type DB } from './client';
+import { conversations, messages, messageStatuses, orphanStatuses, type MessageRow } from './tables';
+
+/** A status only moves up this ladder; `failed` ranks below `delivered` (several devices). */
+export const STATUS_RANK = { received: 0, pending: 0, accepted: 1, sent: 2, failed: 3, delivered: 4, read: 5 } as const;
+export type OutboundStatus = 'pending' | 'accepted' | 'sent' | 'failed' | 'delivered' | 'read';
+export type CallbackStatus = 'sent' | 'delivered' | 'read' | 'failed';
+
+export interface NewOutbound {
+  userId: number; to: string; type: string; text: string | null;
+  payloadJson: string; templateJson?: string | null; createdAt: number;
+}
+export interface NewInbound {
+  userId: number; contactWaId: string; contactName: string | null; wamid: string; type: string; text: string | null;
+  payloadJson: string; mediaJson?: string | null; locationJson?: string | null; replyTo?: string | null; createdAt: number;
+}
+export interface StatusEvent { status: CallbackStatus; at: number; errorJson: string | null }
+
+export function createMessagesRepo(db: DB) {
+  const client = db.$client;
+  const touchConversation = client.prepare<[number, string, string | null, number, number | null], { id: number }>(`
+    INSERT INTO conversations (user_id, contact_wa_id, contact_name, last_message_at, last_inbound_at)
+    VALUES (?, ?, ?, ?, ?)
+    ON CONFLICT (user_id, contact_wa_id) DO UPDATE SET
+      contact_name = coalesce(excluded.contact_name, contact_name),
+      last_message_at = max(last_message_at, excluded.last_message_at),
+      last_inbound_at = CASE WHEN excluded.last_inbound_at IS NULL THEN last_inbound_at
+                             ELSE max(coalesce(last_inbound_at, 0), excluded.last_inbound_at) END
+    RETURNING id`);
+  const messageIdByWamid = client.prepare<[string], { id: number }>('SELECT id FROM messages WHERE wamid = ?');
+  const insertHistory = client.prepare<[number, string, number, string | null]>(
+    'INSERT OR IGNORE INTO message_statuses (message_id, status, at, error_json) VALUES (?, ?, ?, ?)');
+  // failed stores its error; a later delivered/read clears the current error (the history keeps it).
+  const moveStatus = client.prepare<{ id: number; status: string; rank: number; at: number; error: string | null }>(`
+    UPDATE messages SET status = @status, status_rank = @rank, status_updated_at = @at,
+      error_json = CASE WHEN @status = 'failed' THEN @error WHEN @rank > 3 THEN NULL ELSE error_json END
+    WHERE id = @id AND status_rank < @rank`);
+  const insertOrphan = client.prepare<[string, string, number, string | null, number]>(
+    'INSERT OR IGNORE INTO orphan_statuses (wamid, status, at, error_json, received_at) VALUES (?, ?, ?, ?, ?)');
+  const takeOrphans = client.prepare<[string], { status: CallbackStatus; at: number; error_json: string | null }>(
+    'DELETE FROM orphan_statuses WHERE wamid = ? RETURNING status, at, error_json');
+
+  const conversationId = (userId: number, waId: string, name: string | null, at: number, inboundAt: number | null) =>
+    touchConversation.get(userId, waId, name, at, inboundAt)!.id;
+
+  /** Appends to the history (once) and moves the current status if it ranks higher. */
+  function applyToMessage(messageId: number, event: StatusEvent): void {
+    insertHistory.run(messageId, event.status, event.at, event.errorJson);
+    moveStatus.run({ id: messageId, status: event.status, rank: STATUS_RANK[event.status], at: event.at, error: event.errorJson });
+  }
+
+  return {
+    conversationId,
+
+    /** Stores an outbound message as `pending`, in the conversation of the number as typed. */
+    insertOutbound(m: NewOutbound): MessageRow {
+      return db.insert(messages).values({
+        userId: m.userId, conversationId: conversationId(m.userId, m.to, null, m.createdAt, null),
+        direction: 'outbound', type: m.type, text: m.text, toNumber: m.to, status: 'pending', statusRank: 0,
+        payloadJson: m.payloadJson, templateJson: m.templateJson ?? null, createdAt: m.createdAt,
+      }).returning().get();
+    },
+
+    /** The network accepted it: record its wamid under the contact's wa_id, then apply statuses that raced ahead. */
+    markAccepted(messageId: number, wamid: string, waId: string, at: number): MessageRow {
+      return inTransaction(db, () => {
+        const row = db.select().from(messages).where(eq(messages.id, messageId)).get()!;
+        const conversation = conversationId(row.userId, waId, null, row.createdAt, null);
+        db.update(messages).set({ wamid, conversationId: conversation }).where(eq(messages.id, messageId)).run();
+        db.update(messages).set({ status: 'accepted', statusRank: STATUS_RANK.accepted, statusUpdatedAt: at })
+          .where(and(eq(messages.id, messageId), lt(messages.statusRank, STATUS_RANK.accepted))).run();
+        for (const orphan of takeOrphans.all(wamid)) applyToMessage(messageId, { status: orphan.status, at: orphan.at, errorJson: orphan.error_json });
+        return db.select().from(messages).where(eq(messages.id, messageId)).get()!;
+      });
+    },
+
+    /** The send failed before the network accepted it (refused, timed out, unreachable). */
+    markFailed(messageId: number, errorJson: string, at: number): MessageRow {
+      return db.update(messages).set({ status: 'failed', statusRank: STATUS_RANK.failed, errorJson, statusUpdatedAt: at })
+        .where(eq(messages.id, messageId)).returning().get()!;
+    },
+
+    /** A callback status: applied to its message, or kept until the send stores that wamid. */
+    applyStatus(wamid: string, event: StatusEvent, receivedAt: number): 'applied' | 'orphaned' {
+      const message = messageIdByWamid.get(wamid);
+      if (!message) {
+        insertOrphan.run(wamid, event.status, event.at, event.errorJson, receivedAt);
+        return 'orphaned';
+      }
+      applyToMessage(message.id, event);
+      return 'applied';
+    },
+
+    /** Stores an inbound message once per wamid; false for a redelivery. */
+    insertInbound(m: NewInbound): boolean {
+      const conversation = conversationId(m.userId, m.contactWaId, m.contactName, m.createdAt, m.createdAt);
+      const result = db.insert(messages).values({
+        userId: m.userId, conversationId: conversation, direction: 'inbound', type: m.type, text: m.text, wamid: m.wamid,
+        status: 'received', statusRank: 0, payloadJson: m.payloadJson, mediaJson: m.mediaJson ?? null,
+        locationJson: m.locationJson ?? null, replyTo: m.replyTo ?? null, createdAt: m.createdAt,
+      }).onConflictDoNothing({ target: messages.wamid }).run();
+      return result.changes > 0;
+    },
+
+    findById: (id: number): MessageRow | undefined => db.select().from(messages).where(eq(messages.id, id)).get(),
+    history: (messageId: number) => db.select().from(messageStatuses).where(eq(messageStatuses.messageId, messageId))
+      .orderBy(messageStatuses.at, messageStatuses.id).all(),
+    orphanCount: (): number => db.select({ n: sql<number>`count(*)` }).from(orphanStatuses).get()?.n ?? 0,
+    conversationOf: (messageId: number) => db.select().from(conversations)
+      .innerJoin(messages, eq(messages.conversationId, conversations.id)).where(eq(messages.id, messageId)).get()?.conversations,
+  };
+}
+export type MessagesRepo = ReturnType<typeof createMessagesRepo>;
