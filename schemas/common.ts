@@ -1,10 +1,13 @@
 // Shared schemas: ids, timestamps, pagination, the error shape and the `token` body field.
-import { Type, type Static, type TProperties } from '@sinclair/typebox';
+import { Type, type Static, type ObjectOptions, type TProperties, type TSchema } from '@sinclair/typebox';
 
 export const IdParams = Type.Object({
   id: Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER, description: 'Positive integer id' }),
 }, { additionalProperties: false });
 export type IdParams = Static<typeof IdParams>;
+
+/** OpenAPI 3.0's `nullable`, understood by Ajv and fast-json-stringify alike. */
+export const Nullable = <T extends TSchema>(schema: T) => Type.Unsafe<Static<T> | null>({ ...schema, nullable: true });
 
 export const Timestamp = Type.String({ format: 'date-time', description: 'ISO 8601 UTC', examples: ['2026-11-21T10:00:00.000Z'] });
 
@@ -26,7 +29,7 @@ export const ErrorResponse = Type.Object({
 const BodyToken = { token: Type.Optional(Type.String({ maxLength: 4096, description: 'JWT, when not sent as a header or cookie' })) };
 
 /** A request body: unknown properties are rejected, `token` is always allowed. */
-export function RequestBody<T extends TProperties>(properties: T, options: { description?: string; minProperties?: number } = {}) {
+export function RequestBody<T extends TProperties>(properties: T, options: Omit<ObjectOptions, 'additionalProperties'> = {}) {
   return Type.Object({ ...properties, ...BodyToken }, { ...options, additionalProperties: false });
 }
 

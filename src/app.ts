@@ -7,9 +7,16 @@ import { resolveJwtSecret } from './jwt-secret';
 import authPlugin from './plugins/auth';
 import dbPlugin from './plugins/db';
 import errorHandler from './plugins/error-handler';
+import messagingPlugin from './plugins/messaging';
 import openapi from './plugins/openapi';
 import validation from './plugins/validation';
 import healthRoutes from './routes/health';
+import messageRoutes from './routes/messages';
+import webhookRoutes from './routes/webhook';
+import conversationRoutes from './routes/conversations';
+import adminRoutes from './routes/admin';
+import authRoutes from './routes/auth';
+import userRoutes from './routes/users';
 
 export interface AppOptions {
   /** Clock used for credit months, filters and stored times; tests inject one. */
@@ -65,8 +72,15 @@ export async function buildApp(config: Config, options: AppOptions = {}) {
   await app.register(dbPlugin, { path: config.databasePath });
   await app.register(authPlugin, { secret: resolveJwtSecret(config.jwtSecret, config.databasePath), ttlSeconds: durationSeconds(config.jwtTtl) });
   await app.register(openapi);
+  await app.register(messagingPlugin);
 
   await app.register(healthRoutes);
+  await app.register(messageRoutes);
+  await app.register(webhookRoutes);
+  await app.register(conversationRoutes);
+  await app.register(adminRoutes, { prefix: '/admin' });
+  await app.register(authRoutes);
+  await app.register(userRoutes);
 
   return app;
 }

@@ -65,6 +65,7 @@ CREATE TABLE `messages` (
 --> statement-breakpoint
 CREATE UNIQUE INDEX `messages_wamid_unique` ON `messages` (`wamid`);--> statement-breakpoint
 CREATE INDEX `messages_conversation_created` ON `messages` (`conversation_id`,`created_at`);--> statement-breakpoint
+CREATE INDEX `messages_conversation_type_created` ON `messages` (`conversation_id`,`type`,`created_at`);--> statement-breakpoint
 CREATE INDEX `messages_user_created` ON `messages` (`user_id`,`created_at`);--> statement-breakpoint
 CREATE INDEX `messages_user_type_created` ON `messages` (`user_id`,`type`,`created_at`);--> statement-breakpoint
 CREATE TABLE `orphan_statuses` (

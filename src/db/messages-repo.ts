@@ -16,6 +16,8 @@ export interface NewOutbound {
 export interface NewInbound {
   userId: number; contactWaId: string; contactName: string | null; wamid: string; type: string; text: string | null;
   payloadJson: string; mediaJson?: string | null; locationJson?: string | null; replyTo?: string | null; createdAt: number;
+  /** The network's error on the message itself (e.g. `unsupported`), as `{code, title, details}` JSON. */
+  errorJson?: string | null;
 }
 export interface StatusEvent { status: CallbackStatus; at: number; errorJson: string | null }
 
@@ -100,7 +102,7 @@ export function createMessagesRepo(db: DB) {
       const result = db.insert(messages).values({
         userId: m.userId, conversationId: conversation, direction: 'inbound', type: m.type, text: m.text, wamid: m.wamid,
         status: 'received', statusRank: 0, payloadJson: m.payloadJson, mediaJson: m.mediaJson ?? null,
-        locationJson: m.locationJson ?? null, replyTo: m.replyTo ?? null, createdAt: m.createdAt,
+        locationJson: m.locationJson ?? null, replyTo: m.replyTo ?? null, errorJson: m.errorJson ?? null, createdAt: m.createdAt,
       }).onConflictDoNothing({ target: messages.wamid }).run();
       return result.changes > 0;
     },

@@ -63,6 +63,8 @@ export const messages = sqliteTable('messages', {
   statusUpdatedAt: integer('status_updated_at'),
 }, (t) => [
   index('messages_conversation_created').on(t.conversationId, t.createdAt),
+  // The conversations view filtered by type: its newest, its count and its latest 200, each one index range.
+  index('messages_conversation_type_created').on(t.conversationId, t.type, t.createdAt),
   index('messages_user_created').on(t.userId, t.createdAt),
   index('messages_user_type_created').on(t.userId, t.type, t.createdAt),
 ]);

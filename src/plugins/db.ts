@@ -2,7 +2,9 @@
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import { openDatabase, type DB } from '../db/client';
+import { createConversationsRepo, type ConversationsRepo } from '../db/conversations-repo';
 import { createCreditsRepo, type CreditsRepo } from '../db/credits-repo';
+import { createIdempotencyRepo, type IdempotencyRepo } from '../db/idempotency-repo';
 import { createMessagesRepo, type MessagesRepo } from '../db/messages-repo';
 import { createUsersRepo, type UsersRepo } from '../db/users-repo';
 
@@ -12,6 +14,8 @@ declare module 'fastify' {
     usersRepo: UsersRepo;
     creditsRepo: CreditsRepo;
     messagesRepo: MessagesRepo;
+    idempotencyRepo: IdempotencyRepo;
+    conversationsRepo: ConversationsRepo;
   }
 }
 
@@ -21,6 +25,8 @@ export default fp(async function database(app: FastifyInstance, options: { path:
   app.decorate('usersRepo', createUsersRepo(db));
   app.decorate('creditsRepo', createCreditsRepo(db));
   app.decorate('messagesRepo', createMessagesRepo(db));
+  app.decorate('idempotencyRepo', createIdempotencyRepo(db));
+  app.decorate('conversationsRepo', createConversationsRepo(db));
   app.addHook('onClose', async () => {
     db.$client.close();
   });

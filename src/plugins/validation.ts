@@ -19,6 +19,14 @@ export default fp(async function validation(app: FastifyInstance) {
   const strings = ajv({ coerceTypes: 'array', removeAdditional: false });
   app.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'body' ? bodies : strings).compile(schema));
 
+  // `{id}` path segments are positive integers written plainly; Ajv's coercion alone would take `1e3` or `0x10`.
+  app.addHook('preValidation', async (request) => {
+    const id = (request.params as { id?: unknown } | undefined)?.id;
+    if (typeof id === 'string' && !/^[1-9][0-9]{0,15}$/.test(id)) {
+      throw new AppError(400, 'VALIDATION_ERROR', 'params/id must be a positive integer');
+    }
+  });
+
   // Fastify parses text/plain by default; the contract accepts JSON only (anything else is 415).
   app.removeContentTypeParser('text/plain');
   app.removeContentTypeParser('application/json');

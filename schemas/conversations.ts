@@ -1,0 +1,75 @@
+// Conversations (SPEC §7): the query of GET /api/user/{id}/conversations and its answer.
+import { Type, type Static } from '@sinclair/typebox';
+import { Nullable, Timestamp } from './common';
+
+export const MESSAGE_TYPES = ['text', 'template', 'image', 'audio', 'video', 'document', 'sticker', 'location', 'contacts',
+  'interactive', 'button', 'reaction', 'order', 'system', 'unsupported'] as const;
+export type MessageType = (typeof MESSAGE_TYPES)[number];
+export const FILTERS = ['today', 'yesterday', 'last_7_days', 'last_30_days', 'this_month', 'all'] as const;
+export type Filter = (typeof FILTERS)[number];
+
+/** A string from a fixed list, as a plain JSON Schema `enum` (clear "allowed values" errors, no anyOf). */
+function StringEnum<T extends readonly string[]>(values: T, options: { description?: string; default?: T[number] } = {}) {
+  return Type.Unsafe<T[number]>({ type: 'string', enum: [...values], ...options });
+}
+const Time = (description: string) => Type.String({ format: 'date-time', description });
+
+export const ContactDigits = Type.String({ pattern: '^[0-9]{1,20}$', description: "The contact's wa_id (digits)" });
+
+/** Filters shared by the JSON endpoint and the admin thread page. */
+export const ConversationFilters = {
+  type: Type.Optional(StringEnum(MESSAGE_TYPES, { description: 'Only messages of this type' })),
+  filter: Type.Optional(StringEnum(FILTERS, { description: `Only messages in this period, in TIMEZONE (calendar days)`, default: 'all' })),
+  contact: Type.Optional(ContactDigits),
+};
+
+export const ConversationsQuery = Type.Object({
+  ...ConversationFilters,
+  limit: Type.Integer({ minimum: 1, maximum: 200, default: 50, description: 'Conversations per page' }),
+  before: Type.Optional(Time('ISO 8601 with a zone: only conversations whose last matching message is older (next page)')),
+}, { additionalProperties: false });
+export type ConversationsQuery = Static<typeof ConversationsQuery>;
+
+export const ErrorInfo = Type.Object({
+  // The network's codes are numbers (131047); the gateway's own, when the network was never reached, are names.
+  code: Type.Union([Type.Integer(), Type.String(), Type.Null()]),
+  title: Nullable(Type.String()),
+  details: Nullable(Type.String()),
+}, { description: "The network's error (or the gateway's, when the network was never reached)" });
+export type ErrorInfo = Static<typeof ErrorInfo>;
+
+export const StatusEntry = Type.Object({ status: Type.String(), at: Timestamp, error: Nullable(ErrorInfo) });
+
+export const Message = Type.Object({
+  id: Type.Integer(),
+  wamid: Nullable(Type.String()),
+  direction: StringEnum(['inbound', 'outbound'] as const),
+  type: Type.String(),
+  text: Nullable(Type.String({ description: 'Readable text: body, caption, title, emoji, location name; null for templates' })),
+  status: Type.String({ description: 'pending | accepted | sent | failed | delivered | read (outbound), received (inbound)' }),
+  created_at: Timestamp,
+  to: Type.Optional(Type.String({ description: 'Outbound: the number as typed' })),
+  status_updated_at: Type.Optional(Nullable(Timestamp)),
+  error: Type.Optional(Nullable(ErrorInfo)),
+  template: Type.Optional(Type.Object({ name: Type.String(), language: Nullable(Type.String()), params: Type.Array(Type.String()) })),
+  media: Type.Optional(Type.Object({
+    id: Nullable(Type.String()), mime_type: Nullable(Type.String()), sha256: Nullable(Type.String()), filename: Nullable(Type.String()),
+  })),
+  location: Type.Optional(Type.Object({
+    latitude: Nullable(Type.Number()), longitude: Nullable(Type.Number()), name: Nullable(Type.String()), address: Nullable(Type.String()),
+  })),
+  reply_to: Type.Optional(Type.String({ description: 'The wamid this message quotes' })),
+  statuses: Type.Optional(Type.Array(StatusEntry, { description: 'Outbound: status history, oldest first' })),
+});
+export type Message = Static<typeof Message>;
+
+export const Conversation = Type.Object({
+  contact: Type.Object({ wa_id: Type.String(), name: Nullable(Type.String()) }),
+  last_message_at: Time('Time of the last message matching the query'),
+  message_count: Type.Integer({ description: 'Messages matching the query' }),
+  service_window_expires_at: Nullable(Time('24 h after the last inbound message')),
+  messages: Type.Array(Message, { description: 'Oldest first; at most the latest 200 matching' }),
+});
+export type Conversation = Static<typeof Conversation>;
+
+export const ConversationList = Type.Array(Conversation, { description: 'Newest conversation first' });

@@ -1,0 +1,59 @@
+// Schemas of the send endpoints (SPEC §5): request bodies, the 201 answer, and errors carrying `upstream`.
+import { Type, type Static } from '@sinclair/typebox';
+import { ErrorResponse, Nullable, RequestBody, Timestamp } from './common';
+
+export const PhoneNumber = Type.String({
+  pattern: '^[1-9][0-9]{6,14}$', description: 'Recipient: 7–15 digits, no leading + or 0', examples: ['15551234567'],
+});
+
+export const SendTextBody = RequestBody({
+  to: PhoneNumber,
+  type: Type.Literal('text'),
+  text: Type.Object({ body: Type.String({ minLength: 1, maxLength: 4096 }) }, { additionalProperties: false }),
+});
+export type SendTextBody = Static<typeof SendTextBody>;
+
+const TemplateParam = Type.String({ minLength: 1, maxLength: 1024 });
+
+export const SendTemplateBody = RequestBody({
+  to: PhoneNumber,
+  template_name: Type.String({ pattern: '^[a-z0-9_]{1,512}$', examples: ['order_update'] }),
+  language: Type.String({ pattern: '^[a-z]{2,3}(_[A-Z]{2})?$', description: 'Language code such as en or en_US' }),
+  param1: TemplateParam,
+  param2: TemplateParam,
+  param3: Type.Optional(TemplateParam),
+  param4: Type.Optional(TemplateParam),
+  param5: Type.Optional(TemplateParam),
+}, {
+  description: 'param1…param5 become, in order, the text parameters of the template body (no gaps)',
+  dependencies: { param4: ['param3'], param5: ['param4'] },
+});
+export type SendTemplateBody = Static<typeof SendTemplateBody>;
+
+export const IdempotencyHeaders = Type.Object({
+  'idempotency-key': Type.Optional(Type.String({
+    minLength: 1, maxLength: 128, description: 'Same key and body within 24 h: the first answer again, no new send',
+  })),
+});
+
+export const SendAnswer = Type.Object({
+  id: Type.Integer(),
+  wamid: Type.String({ description: "The network's message id" }),
+  to: Type.String({ description: 'The number as typed' }),
+  type: Type.Union([Type.Literal('text'), Type.Literal('template')]),
+  status: Type.Literal('accepted'),
+  credits_remaining: Type.Integer(),
+  created_at: Timestamp,
+});
+
+export const Upstream = Type.Object({
+  http_status: Type.Integer(),
+  code: Nullable(Type.Integer()),
+  subcode: Nullable(Type.Integer()),
+  message: Type.String(),
+  details: Nullable(Type.String()),
+  fbtrace_id: Nullable(Type.String()),
+}, { description: "The messaging network's own error" });
+
+/** 502 MESSAGING_REJECTED and 429 MESSAGING_RATE_LIMITED. */
+export const UpstreamErrorResponse = Type.Composite([ErrorResponse, Type.Object({ upstream: Upstream })]);

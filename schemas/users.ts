@@ -1,0 +1,59 @@
+// Schemas of the user endpoints (SPEC §4): the user object and the create/update bodies.
+import { Type, type Static, type TSchema } from '@sinclair/typebox';
+import { Email, Pagination, RequestBody, Timestamp } from './common';
+
+/** OpenAPI 3.0's `nullable`, understood by Ajv and fast-json-stringify alike. */
+const Nullable = <T extends TSchema>(schema: T) => Type.Unsafe<Static<T> | null>({ ...schema, nullable: true });
+
+export const Role = Type.Unsafe<'ADMIN' | 'CLIENT'>(Type.String({ enum: ['ADMIN', 'CLIENT'] }));
+
+export const PhoneNumberId = Type.String({ pattern: '^[0-9]{1,32}$', description: "The network's id of the sender phone number", examples: ['106540352242922'] });
+
+/** The user object of every user endpoint: never the password, its hash or the messaging token. */
+export const User = Type.Object({
+  id: Type.Integer(),
+  email: Type.String(),
+  sso_id: Nullable(Type.String()),
+  role: Role,
+  is_active: Type.Boolean(),
+  messaging_phone_number_id: Nullable(Type.String()),
+  messaging_token_set: Type.Boolean(),
+  monthly_credits: Type.Integer(),
+  credits_used: Type.Integer({ description: 'Credits used this calendar month (in TIMEZONE)' }),
+  credits_remaining: Type.Integer(),
+  created_at: Timestamp,
+  updated_at: Timestamp,
+});
+export type User = Static<typeof User>;
+
+export const UserList = Type.Object({ users: Type.Array(User), total: Type.Integer() });
+
+export const ListUsersQuery = Pagination;
+
+// The writable fields; null clears an optional one.
+const writable = {
+  email: Email,
+  password: Type.String({ minLength: 8, maxLength: 256 }),
+  sso_id: Nullable(Type.String({ minLength: 1, maxLength: 256 })),
+  role: Role,
+  is_active: Type.Boolean(),
+  messaging_token: Nullable(Type.String({ minLength: 1, maxLength: 4096, description: 'Write-only' })),
+  messaging_phone_number_id: Nullable(PhoneNumberId),
+  monthly_credits: Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER }),
+};
+
+export const CreateUserBody = RequestBody({
+  email: writable.email,
+  password: writable.password,
+  sso_id: Type.Optional(writable.sso_id),
+  role: Type.Optional({ ...writable.role, default: 'CLIENT' }),
+  is_active: Type.Optional({ ...writable.is_active, default: true }),
+  messaging_token: Type.Optional(writable.messaging_token),
+  messaging_phone_number_id: Type.Optional(writable.messaging_phone_number_id),
+  monthly_credits: Type.Optional({ ...writable.monthly_credits, default: 0 }),
+});
+export type CreateUserBody = Static<typeof CreateUserBody>;
+
+// PUT, not POST: the body carries no `token` (SPEC §3 reads it from POST bodies only).
+export const UpdateUserBody = Type.Partial(Type.Object(writable), { additionalProperties: false, minProperties: 1 });
+export type UpdateUserBody = Static<typeof UpdateUserBody>;

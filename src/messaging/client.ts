@@ -1,0 +1,117 @@
+// The only module that talks to the messaging network: shared undici pool, wire bodies, retries per SPEC §5.
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Pool } from 'undici';
+import type { NetworkSendRequest } from '../../schemas/network';
+import { readAnswer, type Attempt, type SendResult } from './answers';
+
+export type { SendResult, Upstream } from './answers';
+
+/** Wire values the network dictates: defined here and nowhere else. */
+export const MESSAGING_PRODUCT = 'whatsapp';
+export const WEBHOOK_OBJECT = 'whatsapp_business_account';
+
+const MAX_ATTEMPTS = 3;
+const BACKOFF_BASE_MS = 200;
+const MAX_ANSWER_BYTES = 1024 * 1024;
+/** Failures where the request certainly never reached the network (refused, reset before any answer). */
+const NOT_DELIVERED = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN', 'UND_ERR_SOCKET', 'UND_ERR_CONNECT_TIMEOUT']);
+/** undici's own deadlines: the request was written, the network may have accepted it. */
+const TIMEOUTS = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT']);
+
+export type OutboundMessage =
+  | { kind: 'text'; to: string; body: string }
+  | { kind: 'template'; to: string; name: string; language: string; params: string[] };
+
+export interface MessagingAccount { phoneNumberId: string; token: string }
+
+export interface MessagingClientOptions { baseUrl: string; timeoutMs: number; connections?: number }
+
+/** The JSON body of `POST /{phone_number_id}/messages`; template params become body parameters in order. */
+export function wireBody(message: OutboundMessage): NetworkSendRequest {
+  const common = { messaging_product: MESSAGING_PRODUCT, recipient_type: 'individual' as const, to: message.to };
+  if (message.kind === 'text') return { ...common, type: 'text', text: { body: message.body } };
+  return {
+    ...common,
+    type: 'template',
+    template: {
+      name: message.name,
+      language: { code: message.language },
+      components: [{ type: 'body', parameters: message.params.map((text) => ({ type: 'text' as const, text })) }],
+    },
+  };
+}
+
+/** Exponential backoff with equal jitter: attempt n waits between half and all of base × 2^(n-1). */
+function backoffMs(attempt: number): number {
+  const ceiling = BACKOFF_BASE_MS * 2 ** (attempt - 1);
+  return ceiling / 2 + Math.random() * (ceiling / 2);
+}
+
+const errorCode = (error: unknown): string => (error as { code?: unknown })?.code?.toString() ?? 'UNKNOWN';
+
+export function createMessagingClient(options: MessagingClientOptions) {
+  const base = new URL(options.baseUrl);
+  const basePath = base.pathname.replace(/\/+$/, '');
+  const { timeoutMs } = options;
+  const pool = new Pool(base.origin, {
+    connections: options.connections ?? 32,
+    keepAliveTimeout: 10_000,
+    headersTimeout: timeoutMs,
+    bodyTimeout: timeoutMs,
+    connect: { timeout: timeoutMs },
+    maxResponseSize: MAX_ANSWER_BYTES,
+  });
+  const timeout = (detail: string): Attempt => ({ result: { kind: 'unavailable', reason: 'timeout', detail }, retry: false });
+
+  async function attempt(path: string, token: string, payload: string, to: string, deadlineMs: number): Promise<Attempt> {
+    const controller = new AbortController();
+    let timedOut = false;
+    let answered = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      controller.abort();
+    }, deadlineMs);
+    try {
+      const answer = await pool.request({
+        method: 'POST', path, body: payload, signal: controller.signal,
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'application/json' },
+      });
+      answered = true;
+      // Always read the body to its end (or fail reading it): an unread body stalls the connection.
+      const text = await answer.body.text();
+      const retryAfter = answer.headers['retry-after'];
+      return readAnswer(answer.statusCode, Array.isArray(retryAfter) ? retryAfter[0] : retryAfter, text, to);
+    } catch (error) {
+      const code = errorCode(error);
+      if (timedOut || TIMEOUTS.has(code)) return timeout(`no complete answer within ${deadlineMs} ms`);
+      // Broken off after the network began to answer: it may have accepted the message.
+      if (answered) return { result: { kind: 'unavailable', reason: 'bad_answer', detail: code }, retry: false };
+      return { result: { kind: 'unavailable', reason: 'unreachable', detail: code }, retry: NOT_DELIVERED.has(code) };
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  return {
+    /** Total time one send may take, retries included. */
+    budgetMs: 2 * timeoutMs,
+
+    /** Sends one message; never throws. At most 3 attempts within 2 × the timeout. */
+    async send(account: MessagingAccount, message: OutboundMessage): Promise<SendResult> {
+      const path = `${basePath}/${encodeURIComponent(account.phoneNumberId)}/messages`;
+      const payload = JSON.stringify(wireBody(message));
+      const deadline = Date.now() + 2 * timeoutMs;
+      for (let n = 1; ; n++) {
+        const outcome = await attempt(path, account.token, payload, message.to, Math.min(timeoutMs, deadline - Date.now()));
+        if (!outcome.retry || n === MAX_ATTEMPTS) return outcome.result;
+        const wait = Math.max(backoffMs(n), outcome.retryAfterMs ?? 0);
+        // A retry needs at least half a timeout left after its wait, or it is not worth starting.
+        if (Date.now() + wait + timeoutMs / 2 > deadline) return outcome.result;
+        await sleep(wait);
+      }
+    },
+
+    close: (): Promise<void> => pool.close(),
+  };
+}
+export type MessagingClient = ReturnType<typeof createMessagingClient>;

@@ -1,0 +1,47 @@
+// The sandbox's HTTP control routes under /_sandbox/: the same controls tests use programmatically.
+import type { ServerResponse } from 'node:http';
+import { Type, type Static, type TSchema } from '@sinclair/typebox';
+import { Value } from '@sinclair/typebox/value';
+import { BehaviourQueue, InboundText, SandboxAccount } from '../../schemas/sandbox';
+import type { Sandbox } from './sandbox';
+import { reply } from './sandbox-http';
+
+const CallbackChanges = Type.Object({
+  webhookUrl: Type.Optional(Type.String({ pattern: '^https?://' })),
+  appSecret: Type.Optional(Type.String({ minLength: 1 })),
+  delayMs: Type.Optional(Type.Integer({ minimum: 0, maximum: 600_000 })),
+  enabled: Type.Optional(Type.Boolean()),
+}, { additionalProperties: false });
+
+function valid<T extends TSchema>(schema: T, body: unknown, response: ServerResponse): body is Static<T> {
+  const error = Value.Errors(schema, body).First();
+  if (error) reply(response, 400, { error: `${error.path || 'body'}: ${error.message}` });
+  return error === undefined;
+}
+
+export async function handleControl(sandbox: Sandbox, method: string, path: string, body: unknown, response: ServerResponse): Promise<void> {
+  const route = `${method} ${path}`;
+  if (route === 'GET /_sandbox/requests') return reply(response, 200, { requests: sandbox.requests });
+  if (route === 'GET /_sandbox/deliveries') return reply(response, 200, { deliveries: sandbox.deliveries });
+  if (route === 'POST /_sandbox/reset') {
+    sandbox.reset();
+    return reply(response, 200, { reset: true });
+  }
+  if (route === 'POST /_sandbox/accounts' && valid(SandboxAccount, body, response)) {
+    sandbox.addAccount(body);
+    return reply(response, 201, { phoneNumberId: body.phoneNumberId });
+  }
+  if (route === 'POST /_sandbox/behaviours' && valid(BehaviourQueue, body, response)) {
+    sandbox.enqueue(...body.queue);
+    return reply(response, 200, { queued: body.queue.length });
+  }
+  if (route === 'POST /_sandbox/callbacks' && valid(CallbackChanges, body, response)) {
+    sandbox.configureCallbacks(body);
+    return reply(response, 200, { configured: true });
+  }
+  if (route === 'POST /_sandbox/inbound' && valid(InboundText, body, response)) {
+    const delivery = await sandbox.injectInbound(body);
+    return reply(response, 200, { wamid: delivery.wamid, webhook_status: delivery.status, error: delivery.error });
+  }
+  if (!response.headersSent) reply(response, 404, { error: `no control route ${route}` });
+}

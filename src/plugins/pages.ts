@@ -1,0 +1,77 @@
+// What the HTML pages of the context it is registered in need: helmet with a strict CSP, Eta views from
+// templates/, the static CSS/JS under `static/`, the admin-session hook and errors rendered as pages.
+import { STATUS_CODES } from 'node:http';
+import { join } from 'node:path';
+import fastifyHelmet from '@fastify/helmet';
+import fastifyStatic from '@fastify/static';
+import fastifyView from '@fastify/view';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import fp from 'fastify-plugin';
+import { Eta } from 'eta';
+import { projectRoot } from '../config';
+import { AppError } from '../errors';
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** preValidation hook of a page: no valid session -> 302 to the login page; not an ADMIN -> 403 page. */
+    adminPage: (request: FastifyRequest, reply: FastifyReply) => Promise<void>;
+  }
+}
+
+const TEMPLATES = join(projectRoot, 'templates');
+const SELF = ["'self'"];
+
+/** Renders `error.eta` with `status`; every page error ends here. */
+export function errorPage(reply: FastifyReply, status: number, title: string, text: string) {
+  const user = reply.request.currentUser;
+  return reply.code(status).type('text/html; charset=utf-8')
+    .view('error', { title: `${status} · ${title}`, status, heading: title, text, admin: user?.role === 'ADMIN' ? user : null });
+}
+
+function describe(error: FastifyError): [number, string, string] {
+  const item = error.validation?.[0];
+  if (item) {
+    const params = item.params as { additionalProperty?: string; allowedValues?: string[] };
+    const field = item.instancePath.slice(1) || params.additionalProperty || 'a value';
+    const problem = item.keyword === 'additionalProperties' ? 'is not a parameter of this page'
+      : params.allowedValues ? `must be one of: ${params.allowedValues.join(', ')}` : item.message ?? 'is invalid';
+    return [400, 'This link has a value the page does not know', `“${field}” ${problem}.`];
+  }
+  const status = error instanceof AppError ? error.statusCode : error.statusCode ?? 500;
+  if (status >= 400 && status < 500) return [status, STATUS_CODES[status] ?? 'Bad request', error.message];
+  return [500, 'Something went wrong', 'The error is logged with this request id.'];
+}
+
+export default fp(async function pages(app: FastifyInstance) {
+  await app.register(fastifyHelmet, {
+    contentSecurityPolicy: {
+      directives: {
+        defaultSrc: SELF, scriptSrc: SELF, styleSrc: SELF, imgSrc: [...SELF, 'data:'], connectSrc: SELF, fontSrc: SELF,
+        formAction: SELF, frameAncestors: ["'none'"], objectSrc: ["'none'"], baseUri: SELF,
+        // Self-hosters often serve plain HTTP on a LAN: forcing https sub-requests would break the pages there.
+        upgradeInsecureRequests: null,
+      },
+    },
+  });
+  await app.register(fastifyView, { engine: { eta: new Eta({ views: TEMPLATES, autoEscape: true }) }, root: TEMPLATES });
+  await app.register(fastifyStatic, { root: join(TEMPLATES, 'static'), prefix: '/static/', decorateReply: false, index: false });
+
+  app.decorate('adminPage', async (request: FastifyRequest, reply: FastifyReply) => {
+    try {
+      await app.authenticate(request);
+    } catch (error) {
+      if (!(error instanceof AppError)) throw error;
+      return reply.redirect(`/admin/login?next=${encodeURIComponent(request.url)}`, 302);
+    }
+    if (request.currentUser!.role !== 'ADMIN') {
+      return errorPage(reply, 403, 'Administrators only', `You are logged in as ${request.currentUser!.email}, which is not an administrator account.`);
+    }
+  });
+
+  app.setErrorHandler((error: FastifyError, request, reply) => {
+    const [status, title, text] = describe(error);
+    if (status === 500) request.log.error({ err: error }, 'page error');
+    return errorPage(reply, status, title, status === 500 ? `${text} (${request.id})` : text);
+  });
+  app.setNotFoundHandler((request, reply) => errorPage(reply, 404, 'Page not found', `There is no page at ${request.url.split('?')[0]}.`));
+}, { name: 'pages', dependencies: ['auth'] });

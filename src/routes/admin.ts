@@ -1,0 +1,47 @@
+// The administrator's HTML pages (SPEC §8): login, the users, and a user's conversation thread. Registered under /admin.
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from '@sinclair/typebox';
+import { IdParams } from '../../schemas/common';
+import { ConversationFilters } from '../../schemas/conversations';
+import pages, { errorPage } from '../plugins/pages';
+import { threadPage } from '../services/thread-view';
+import { publicUserNow } from '../services/user-view';
+
+const USERS_PER_PAGE = 100;
+const hide = { hide: true }; // pages are not part of the OpenAPI document
+
+const admin: FastifyPluginAsyncTypebox = async (app) => {
+  await app.register(pages);
+  const html = 'text/html; charset=utf-8';
+
+  // The script reads ?next= itself; nothing from the query reaches this page.
+  app.get('/login', { schema: hide }, async (_request, reply) => reply.type(html).view('login', { title: 'Log in' }));
+
+  app.get('/', {
+    preValidation: app.adminPage,
+    schema: { ...hide, querystring: Type.Object({ offset: Type.Integer({ minimum: 0, maximum: 1e9, default: 0 }) }, { additionalProperties: false }) },
+  }, async (request, reply) => {
+    const { offset } = request.query;
+    const { users, total } = app.usersRepo.list(USERS_PER_PAGE, offset);
+    const at = (n: number) => (n === 0 ? '/admin' : `/admin?offset=${n}`);
+    return reply.type(html).view('users', {
+      title: 'Users', admin: request.currentUser, timezone: app.config.timezone, total,
+      users: users.map((u) => publicUserNow(u, app)),
+      prevHref: offset > 0 ? at(Math.max(0, offset - USERS_PER_PAGE)) : null,
+      nextHref: offset + USERS_PER_PAGE < total ? at(offset + USERS_PER_PAGE) : null,
+    });
+  });
+
+  app.get('/user/:id/conversation-thread', {
+    preValidation: app.adminPage,
+    schema: { ...hide, params: IdParams, querystring: Type.Object(ConversationFilters, { additionalProperties: false }) },
+  }, async (request, reply) => {
+    const user = app.usersRepo.findById(request.params.id);
+    if (!user) return errorPage(reply, 404, 'No such user', `There is no user with id ${request.params.id}. It may have been deleted.`);
+    const page = threadPage(app.conversationsRepo, user, request.query, app.now(), app.config.timezone);
+    return reply.type(html).view('thread', {
+      title: user.email, admin: request.currentUser, timezone: app.config.timezone, page, contactChosen: request.query.contact !== undefined,
+    });
+  });
+};
+export default admin;

@@ -1,0 +1,63 @@
+// Login, logout and the caller's own user object (SPEC §3).
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { LoginBody, LogoutBody, Message, SessionSecurity } from '../../schemas/auth';
+import { errors } from '../../schemas/common';
+import { User } from '../../schemas/users';
+import { durationSeconds } from '../config';
+import { AppError, accountDisabled } from '../errors';
+import loginThrottle from '../plugins/login-throttle';
+import { checkCredentials } from '../services/login';
+import { publicUserNow } from '../services/user-view';
+
+const invalidCredentials = () => new AppError(401, 'INVALID_CREDENTIALS', 'E-mail or password is wrong');
+
+const auth: FastifyPluginAsyncTypebox = async (app) => {
+  await app.register(loginThrottle);
+  const cookie = {
+    httpOnly: true,
+    sameSite: 'lax',
+    path: '/',
+    secure: app.config.cookieSecure,
+  } as const;
+  const sessionSeconds = durationSeconds(app.config.jwtTtl);
+
+  app.post('/api/login', {
+    schema: {
+      tags: ['auth'],
+      summary: 'Log in: sets the `token` cookie (HttpOnly, SameSite=Lax)',
+      body: LoginBody,
+      response: { 200: Message, ...errors(400, 401, 403, 429) },
+    },
+  }, async (request, reply) => {
+    const { email, password } = request.body;
+    const user = await app.throttleLogin(request, () => checkCredentials(app.usersRepo, email, password));
+    if (!user) throw invalidCredentials();
+    // Only a caller who knows the password learns that the account is disabled.
+    if (!user.isActive) throw accountDisabled();
+    reply.setCookie('token', app.issueToken(user), { ...cookie, maxAge: sessionSeconds });
+    return { message: 'Login success' };
+  });
+
+  app.post('/api/logout', {
+    schema: {
+      tags: ['auth'],
+      summary: 'Log out: clears the `token` cookie',
+      body: LogoutBody,
+      response: { 200: Message, ...errors(400) },
+    },
+  }, async (_request, reply) => {
+    reply.clearCookie('token', cookie);
+    return { message: 'Logged out' };
+  });
+
+  app.get('/api/me', {
+    preValidation: app.authenticate,
+    schema: {
+      tags: ['auth'],
+      summary: "The caller's user object",
+      security: SessionSecurity,
+      response: { 200: User, ...errors(401, 403) },
+    },
+  }, async (request) => publicUserNow(request.currentUser!, app));
+};
+export default auth;

@@ -1,0 +1,77 @@
+// The network's webhook: the verification handshake and signed callbacks into the durable inbox (SPEC §6).
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from '@sinclair/typebox';
+import secureJson from 'secure-json-parse';
+import { errors } from '../../schemas/common';
+import { VerifyQuery, WebhookAck } from '../../schemas/webhook';
+import { createWebhookEventsRepo } from '../db/webhook-events-repo';
+import { AppError } from '../errors';
+import { createInbox } from '../webhooks/inbox';
+import { isValidSignature, sameSecret } from '../webhooks/signature';
+
+const WEBHOOK_PATH = '/api/messaging/webhook';
+const BODY_LIMIT = 3 * 1024 * 1024;
+
+/** The body as a JSON object, or a 400: the network only ever sends an object. */
+function parseObject(text: string): object {
+  let value: unknown;
+  try {
+    value = secureJson.parse(text, undefined, { protoAction: 'error', constructorAction: 'error' });
+  } catch {
+    throw new AppError(400, 'INVALID_JSON', 'Request body is not valid JSON');
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw new AppError(400, 'INVALID_PAYLOAD', 'Request body must be a JSON object');
+  }
+  return value;
+}
+
+const webhook: FastifyPluginAsyncTypebox = async (app) => {
+  const { messagingVerifyToken: verifyToken, messagingAppSecret: appSecret } = app.config;
+  const inbox = createInbox({
+    events: createWebhookEventsRepo(app.db), users: app.usersRepo, messages: app.messagesRepo, now: app.now, log: app.log,
+  });
+
+  // Before listening: events whose processing failed or never ran are processed again.
+  app.addHook('onReady', async () => {
+    const replayed = inbox.replay();
+    if (replayed.events > 0) app.log.info(replayed, 'webhook events processed again at start-up');
+  });
+
+  // The signature is over the raw bytes: keep them (this plugin's scope only), parse after checking.
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (_request, body, done) => done(null, body));
+
+  app.get(WEBHOOK_PATH, {
+    schema: {
+      tags: ['webhook'], summary: 'Verification handshake of the messaging network',
+      querystring: VerifyQuery,
+      response: { 200: Type.String({ description: 'The challenge, as text/plain' }), ...errors(400, 403) },
+    },
+  }, async (request, reply) => {
+    const query = request.query;
+    const tokenMatches = verifyToken !== undefined && sameSecret(query['hub.verify_token'], verifyToken);
+    if (query['hub.mode'] !== 'subscribe' || !tokenMatches) {
+      throw new AppError(403, 'VERIFICATION_FAILED', 'Wrong hub.mode or hub.verify_token, or no verify token is configured');
+    }
+    return reply.type('text/plain; charset=utf-8').send(query['hub.challenge']);
+  });
+
+  app.post(WEBHOOK_PATH, {
+    bodyLimit: BODY_LIMIT,
+    schema: {
+      tags: ['webhook'], summary: 'Callback of the messaging network (messages, statuses), signed with X-Hub-Signature-256',
+      response: { 200: WebhookAck, ...errors(400, 401, 413, 415) },
+    },
+  }, async (request) => {
+    const raw = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
+    const signature = request.headers['x-hub-signature-256'];
+    if (appSecret !== undefined && !isValidSignature(raw, typeof signature === 'string' ? signature : undefined, appSecret)) {
+      throw new AppError(401, 'INVALID_SIGNATURE', 'X-Hub-Signature-256 is missing or does not match the body');
+    }
+    const text = raw.toString('utf8');
+    await inbox.accept(text, parseObject(text));
+    return { status: 'received' as const };
+  });
+};
+export default webhook;

@@ -1,0 +1,33 @@
+// What a send that the network did not accept becomes: the error kept on the message, and the API error.
+import type { SendResult } from '../messaging/client';
+import { AppError } from '../errors';
+
+type Failure = Exclude<SendResult, { kind: 'accepted' }>;
+
+const UNAVAILABLE_TITLES = {
+  timeout: 'No answer from the messaging network in time',
+  unreachable: 'The messaging network could not be reached',
+  bad_answer: 'The messaging network answered in an unexpected way',
+} as const;
+
+/** The message's `error_json`: `{code, title, details}` (as in status callbacks) plus the network's whole refusal. */
+export function failureRecord(result: Failure): string {
+  if (result.kind === 'unavailable') {
+    return JSON.stringify({ code: 'MESSAGING_UNAVAILABLE', title: UNAVAILABLE_TITLES[result.reason], details: result.detail });
+  }
+  const { upstream } = result;
+  return JSON.stringify({ code: upstream.code, title: upstream.message, details: upstream.details, upstream });
+}
+
+export function failureError(result: Failure): AppError {
+  switch (result.kind) {
+    case 'rejected':
+      return new AppError(502, 'MESSAGING_REJECTED', `The messaging network refused the message: ${result.upstream.message}`,
+        { upstream: result.upstream });
+    case 'throttled':
+      return new AppError(429, 'MESSAGING_RATE_LIMITED', `The messaging network is throttling; retry after ${result.retryAfterSeconds} s`,
+        { upstream: result.upstream }, { 'retry-after': String(result.retryAfterSeconds) });
+    case 'unavailable':
+      return new AppError(504, 'MESSAGING_UNAVAILABLE', `${UNAVAILABLE_TITLES[result.reason]}; the message was not sent and no credit was used`);
+  }
+}

@@ -1,0 +1,80 @@
+// Callback envelope -> stored facts: every entry, change, message and status is handled on its own.
+import type { Static, TSchema } from '@sinclair/typebox';
+import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler';
+import { Change, Entry, Envelope, InboundMessage, MessagesValue, Status } from '../../schemas/webhook';
+import type { NewInbound, StatusEvent } from '../db/messages-repo';
+import { contactName, errorJson, inboundRow, statusEvent } from './facts';
+
+export interface IngestDeps {
+  userIdFor(phoneNumberId: string): number | undefined;
+  insertInbound(message: NewInbound): boolean;
+  applyStatus(wamid: string, event: StatusEvent, receivedAt: number): unknown;
+  /** Runs one item atomically (a savepoint), so an item that throws leaves nothing half-written. */
+  atomic(body: () => void): void;
+}
+
+/** `failed`: an item threw (processing is worth retrying). `notes`: every item skipped or refused, and why. */
+export interface IngestResult { failed: boolean; notes: string[] }
+
+const checks = {
+  envelope: TypeCompiler.Compile(Envelope),
+  entry: TypeCompiler.Compile(Entry),
+  change: TypeCompiler.Compile(Change),
+  value: TypeCompiler.Compile(MessagesValue),
+  message: TypeCompiler.Compile(InboundMessage),
+  status: TypeCompiler.Compile(Status),
+};
+
+export function ingest(payload: unknown, receivedAt: number, deps: IngestDeps): IngestResult {
+  const result: IngestResult = { failed: false, notes: [] };
+  const note = (path: string, text: string) => result.notes.push(`${path}: ${text}`);
+
+  function valid<T extends TSchema>(check: TypeCheck<T>, value: unknown, path: string): value is Static<T> {
+    if (check.Check(value)) return true;
+    const error = check.Errors(value).First();
+    note(path + (error?.path.replaceAll('/', '.') ?? ''), error?.message ?? 'invalid');
+    return false;
+  }
+
+  function guarded(path: string, body: () => void): void {
+    try {
+      deps.atomic(body);
+    } catch (error) {
+      result.failed = true;
+      note(path, error instanceof Error ? error.message : String(error));
+    }
+  }
+
+  function messagesValue(value: Static<typeof MessagesValue>, path: string): void {
+    value.errors?.forEach((error, i) => note(`${path}.errors[${i}]`, `the network reported ${errorJson([error]) ?? 'an error'}`));
+    const phoneNumberId = value.metadata.phone_number_id;
+    const userId = deps.userIdFor(phoneNumberId);
+    if (userId === undefined) {
+      if (value.messages?.length || value.statuses?.length) note(path, `no user has phone_number_id ${phoneNumberId}; stored only`);
+      return;
+    }
+    value.messages?.forEach((message, i) => {
+      const at = `${path}.messages[${i}]`;
+      if (!valid(checks.message, message, at)) return;
+      guarded(at, () => deps.insertInbound(inboundRow(message, userId, contactName(value.contacts, message.from))));
+    });
+    value.statuses?.forEach((status, i) => {
+      const at = `${path}.statuses[${i}]`;
+      if (!valid(checks.status, status, at)) return;
+      const event = statusEvent(status);
+      if (event) guarded(at, () => deps.applyStatus(status.id, event, receivedAt));
+      else note(at, `status "${status.status}" is not tracked`);
+    });
+  }
+
+  if (!valid(checks.envelope, payload, 'payload')) return result;
+  payload.entry.forEach((entry, e) => {
+    if (!valid(checks.entry, entry, `entry[${e}]`)) return;
+    entry.changes.forEach((change, c) => {
+      const path = `entry[${e}].changes[${c}]`;
+      if (!valid(checks.change, change, path) || change.field !== 'messages') return;
+      if (valid(checks.value, change.value, `${path}.value`)) messagesValue(change.value, path);
+    });
+  });
+  return result;
+}

@@ -1,0 +1,75 @@
+import t from 'tap';
+import { isValidSignature, sameSecret } from '../src/webhooks/signature';
+import { buildTestApp, createUser } from './helper';
+import { deliver, fixtureText, inboxRows, messageCount, sign } from './fixtures/webhooks';
+
+const SECRET = 'app-secret-123';
+const raw = fixtureText('inbound_reaction'); // literal UTF-8 emoji: the HMAC must be over the bytes
+const INVALID = { statusCode: 401, code: 'INVALID_SIGNATURE', error: 'Unauthorized', message: 'X-Hub-Signature-256 is missing or does not match the body' };
+
+async function appWithUser(t: Parameters<typeof buildTestApp>[0], secret: string | undefined) {
+  const { app } = await buildTestApp(t, { messagingAppSecret: secret });
+  await createUser(app, { email: 'ana@example.com', messagingPhoneNumberId: '409552778964973' });
+  return app;
+}
+
+t.test('isValidSignature checks the exact bytes, in any hex case, and nothing else', async (t) => {
+  const body = Buffer.from(raw);
+  const good = sign(body, SECRET);
+  t.ok(isValidSignature(body, good, SECRET));
+  t.ok(isValidSignature(body, 'sha256=' + good.slice(7).toUpperCase(), SECRET));
+  t.notOk(isValidSignature(Buffer.from(raw.replace('👍', '👎')), good, SECRET), 'tampered body');
+  t.notOk(isValidSignature(body, sign(body, 'other'), SECRET), 'wrong secret');
+  t.notOk(isValidSignature(body, undefined, SECRET), 'missing');
+  t.notOk(isValidSignature(body, good.slice(7), SECRET), 'no sha256= prefix');
+  t.notOk(isValidSignature(body, good.slice(0, -2), SECRET), 'truncated');
+  t.notOk(isValidSignature(body, good + '00', SECRET), 'too long');
+  t.notOk(isValidSignature(body, 'sha1=' + good.slice(7), SECRET), 'other algorithm');
+  t.notOk(isValidSignature(body, good.slice(0, -1) + 'g', SECRET), 'not hex');
+});
+
+t.test('sameSecret compares whole values', async (t) => {
+  t.ok(sameSecret('token', 'token'));
+  t.notOk(sameSecret('toke', 'token'));
+  t.notOk(sameSecret('token ', 'token'));
+  t.notOk(sameSecret('', 'token'));
+});
+
+t.test('a correctly signed raw body is stored byte for byte and applied', async (t) => {
+  const app = await appWithUser(t, SECRET);
+  const res = await deliver(app, raw, SECRET);
+  t.equal(res.statusCode, 200);
+  t.same(res.json(), { status: 'received' });
+  const [event] = inboxRows(app);
+  t.equal(event?.rawBody, raw);
+  t.equal(event?.state, 'processed');
+  t.equal(messageCount(app), 1);
+});
+
+t.test('bad signatures are 401 and store nothing', async (t) => {
+  const app = await appWithUser(t, SECRET);
+  const reserialised = JSON.stringify(JSON.parse(raw));
+  const cases: [string, Promise<{ statusCode: number; json(): unknown }>][] = [
+    ['missing header', deliver(app, raw)],
+    ['wrong secret', deliver(app, raw, 'not-the-secret')],
+    ['tampered body', deliver(app, raw.replace('👍', '👎'), undefined, { 'x-hub-signature-256': sign(raw, SECRET) })],
+    ['signature of the re-serialised JSON', deliver(app, raw, undefined, { 'x-hub-signature-256': sign(reserialised, SECRET) })],
+    ['garbage header', deliver(app, raw, undefined, { 'x-hub-signature-256': 'sha256=xyz' })],
+    ['non-JSON body without signature', deliver(app, 'not json')],
+  ];
+  for (const [name, response] of cases) {
+    const res = await response;
+    t.equal(res.statusCode, 401, name);
+    t.same(res.json(), INVALID, name);
+  }
+  t.same(inboxRows(app), []);
+  t.equal(messageCount(app), 0);
+});
+
+t.test('with no app secret configured, unsigned and wrongly signed callbacks are accepted', async (t) => {
+  const app = await appWithUser(t, undefined);
+  t.equal((await deliver(app, raw)).statusCode, 200);
+  t.equal((await deliver(app, fixtureText('inbound_image'), 'whatever')).statusCode, 200);
+  t.same(inboxRows(app).map((e) => e.state), ['processed', 'processed']);
+  t.equal(messageCount(app), 2);
+});
