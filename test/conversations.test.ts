@@ -4,6 +4,7 @@ import Ajv from 'ajv';
 import addFormats from 'ajv-formats';
 import type { App } from '../src/app';
 import { ConversationList } from '../schemas/conversations';
+import { isoUtc } from '../src/services/iso-utc';
 import { bearer, buildTestApp, createAdmin, createUser } from './helper';
 import { inbound, iso, outbound } from './fixtures/conversations';
 
@@ -258,4 +259,11 @@ t.test('the same instants fall on other days in UTC', async (t) => {
   inbound(app, ana.id, { from: '111111111', at: Date.parse('2026-03-08T23:59:59.999Z'), text: 'z' });
   const [today] = (await get(app, ana.id, '?filter=today', bearer(app, ana))).json();
   t.same(today.messages.map((m: { text: string }) => m.text), ['a']);
+});
+
+t.test('the fast ISO formatter writes what Date does', async (t) => {
+  const samples = [0, 1, 999, 86_399_999, 86_400_000, NOW, NOW + 123, 951_782_400_000 /* 2000-02-29 */, 253_402_300_799_999, 253_402_300_800_000, -1, -86_400_001];
+  for (let i = 0; i < 2000; i++) samples.push(Math.floor(Math.random() * 4_102_444_800_000));
+  const wrong = samples.filter((ms) => isoUtc(ms) !== new Date(ms).toISOString());
+  t.same(wrong, []);
 });

@@ -24,21 +24,27 @@ export interface ConversationSummary {
   count: number;
 }
 
+export type StoredStatus = [status: string, at: number, errorJson: string | null];
 /** A message as read for display: a tuple, because rows leave SQLite as JSON arrays (see below). */
 export type StoredMessage = [
   id: number, wamid: string | null, direction: 'inbound' | 'outbound', type: string, text: string | null, toNumber: string | null,
   status: string, errorJson: string | null, templateJson: string | null, mediaJson: string | null, locationJson: string | null,
   replyTo: string | null, createdAt: number, statusUpdatedAt: number | null,
+  /** Outbound: the status history, oldest first; null for inbound messages. */
+  statuses: StoredStatus[] | null,
 ];
-export interface StoredStatus { messageId: number; status: string; at: number; errorJson: string | null }
 
 /** The latest messages of a conversation that are shown (SPEC §7). */
 export const MESSAGES_PER_CONVERSATION = 200;
 
-// A conversation's messages leave SQLite as one JSON array of arrays: JSON.parse builds them several
-// times faster than reading up to 200 rows one column at a time. Same order as StoredMessage.
-const MESSAGE_ARRAY = `json_array(id, wamid, direction, type, text, to_number, status, error_json, template_json, media_json,
-  location_json, reply_to, created_at, status_updated_at)`;
+// A conversation's messages, with their status histories, leave SQLite as one JSON array of arrays:
+// JSON.parse builds them several times faster than reading up to 200 rows one column at a time.
+// Same order as StoredMessage.
+const COLUMNS = `id, wamid, direction, type, text, to_number, status, error_json, template_json, media_json,
+  location_json, reply_to, created_at, status_updated_at`;
+const MESSAGE_ARRAY = `json_array(${COLUMNS}, CASE WHEN direction = 'outbound' THEN json((
+    SELECT json_group_array(json_array(s.status, s.at, s.error_json) ORDER BY s.at, s.id)
+    FROM message_statuses s WHERE s.message_id = m.id)) END)`;
 const oldestFirst = (a: StoredMessage, b: StoredMessage) => a[12] - b[12] || a[0] - b[0];
 
 interface Candidate { id: number; contactWaId: string; contactName: string | null; lastInboundAt: number | null; lastMessageAt: number }
@@ -64,16 +70,13 @@ export function createConversationsRepo(db: DB) {
         `SELECT created_at FROM ${table} WHERE ${where} ORDER BY created_at DESC LIMIT 1`).pluck(),
       count: client.prepare<Record<string, unknown>, number>(`SELECT count(*) FROM ${table} WHERE ${where}`).pluck(),
       latest: client.prepare<Record<string, unknown>, string>(`SELECT json_group_array(${MESSAGE_ARRAY})
-        FROM (SELECT * FROM ${table} WHERE ${where} ORDER BY created_at DESC, id DESC LIMIT ${MESSAGES_PER_CONVERSATION})`).pluck(),
+        FROM (SELECT ${COLUMNS} FROM ${table} WHERE ${where} ORDER BY created_at DESC, id DESC LIMIT ${MESSAGES_PER_CONVERSATION}) AS m`).pluck(),
     };
   };
   const untyped = messageStatements(false);
   const typed = messageStatements(true);
   const statements = (q: MessageQuery) => (q.type === undefined ? untyped : typed);
   const params = (q: MessageQuery, conversationId: number) => ({ conversationId, type: q.type, from: q.from, to: q.to });
-
-  const statusesOf = client.prepare<[string], StoredStatus>(`SELECT message_id AS messageId, status, at, error_json AS errorJson
-    FROM message_statuses WHERE message_id IN (SELECT value FROM json_each(?)) ORDER BY message_id, at, id`);
 
   return {
     /**
@@ -104,18 +107,6 @@ export function createConversationsRepo(db: DB) {
       const newestFirst = JSON.parse(statements(q).latest.get(params(q, conversationId))!) as StoredMessage[];
       // The aggregate keeps the subquery's order in practice, not by contract: sorting the reversed (sorted) array is linear.
       return newestFirst.reverse().sort(oldestFirst);
-    },
-
-    /** Status histories of these messages, each oldest first. */
-    statuses(messageIds: number[]): Map<number, StoredStatus[]> {
-      const byMessage = new Map<number, StoredStatus[]>();
-      if (messageIds.length === 0) return byMessage;
-      for (const row of statusesOf.all(JSON.stringify(messageIds))) {
-        const list = byMessage.get(row.messageId);
-        if (list) list.push(row);
-        else byMessage.set(row.messageId, [row]);
-      }
-      return byMessage;
     },
   };
 }

@@ -3,6 +3,7 @@ import type { Conversation, ConversationsQuery, Filter } from '../../schemas/con
 import { AppError } from '../errors';
 import type { ConversationsRepo, ConversationSummary, MessageQuery } from '../db/conversations-repo';
 import { periodRange } from '../periods';
+import { isoUtc } from './iso-utc';
 import { messageJson } from './message-json';
 
 /** Free-form messages are deliverable for this long after the contact's last message. */
@@ -19,19 +20,16 @@ export function messageQuery(userId: number, filters: Filters, now: Date, timeZo
 export const serviceWindowExpiresAt = (lastInboundAt: number | null): number | null =>
   lastInboundAt === null ? null : lastInboundAt + SERVICE_WINDOW_MS;
 
-/** Each summary with its latest matching messages and their status histories (one query for all histories). */
+/** Each summary with its latest matching messages and their status histories. */
 export function withMessages(repo: ConversationsRepo, q: MessageQuery, summaries: ConversationSummary[]): Conversation[] {
-  const rows = summaries.map((s) => repo.latestMessages(q, s.id));
-  const outboundIds = rows.flat().filter((m) => m[2] === 'outbound').map((m) => m[0]);
-  const histories = repo.statuses(outboundIds);
-  return summaries.map((s, i) => {
+  return summaries.map((s) => {
     const expires = serviceWindowExpiresAt(s.lastInboundAt);
     return {
       contact: { wa_id: s.contactWaId, name: s.contactName },
-      last_message_at: new Date(s.lastAt).toISOString(),
+      last_message_at: isoUtc(s.lastAt),
       message_count: s.count,
-      service_window_expires_at: expires === null ? null : new Date(expires).toISOString(),
-      messages: rows[i]!.map((m) => messageJson(m, histories.get(m[0]))),
+      service_window_expires_at: expires === null ? null : isoUtc(expires),
+      messages: repo.latestMessages(q, s.id).map(messageJson),
     };
   });
 }

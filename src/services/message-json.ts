@@ -1,11 +1,11 @@
 // Stored message rows -> the SPEC §7 message objects. Stored JSON is read defensively: a shape we
 // do not know becomes null fields, never an error.
 import type { ErrorInfo, Message } from '../../schemas/conversations';
-import type { StoredMessage, StoredStatus } from '../db/conversations-repo';
+import type { StoredMessage } from '../db/conversations-repo';
+import { isoUtc } from './iso-utc';
 
 type Json = Record<string, unknown>;
 
-const iso = (ms: number) => new Date(ms).toISOString();
 const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
 const str = (v: unknown): string | null => (typeof v === 'string' ? v : typeof v === 'number' ? String(v) : null);
 const num = (v: unknown): number | null => {
@@ -66,17 +66,17 @@ function location(text: string | null): Message['location'] {
   return { latitude: num(value.latitude), longitude: num(value.longitude), name: str(value.name), address: str(value.address) };
 }
 
-/** One message object; `history` is its status history (outbound). */
-export function messageJson(row: StoredMessage, history: StoredStatus[] | undefined): Message {
+/** One message object. */
+export function messageJson(row: StoredMessage): Message {
   const [id, wamid, direction, type, text, toNumber, status, errorJson, templateJson, mediaJson, locationJson, replyTo,
-    createdAt, statusUpdatedAt] = row;
-  const message: Message = { id, wamid, direction, type, text, status, created_at: iso(createdAt) };
+    createdAt, statusUpdatedAt, history] = row;
+  const message: Message = { id, wamid, direction, type, text, status, created_at: isoUtc(createdAt) };
   // Outbound messages always say whether they failed; an inbound one only when the network flagged it (unsupported).
   if (direction === 'outbound' || errorJson !== null) message.error = errorInfo(errorJson);
   if (direction === 'outbound') {
     if (toNumber !== null) message.to = toNumber;
-    message.status_updated_at = statusUpdatedAt === null ? null : iso(statusUpdatedAt);
-    message.statuses = (history ?? []).map((s) => ({ status: s.status, at: iso(s.at), error: errorInfo(s.errorJson) }));
+    message.status_updated_at = statusUpdatedAt === null ? null : isoUtc(statusUpdatedAt);
+    message.statuses = (history ?? []).map(([state, at, error]) => ({ status: state, at: isoUtc(at), error: errorInfo(error) }));
   }
   const templateValue = template(templateJson);
   if (templateValue) message.template = templateValue;
