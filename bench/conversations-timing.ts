@@ -1,12 +1,10 @@
 // Local timing check of GET /api/user/{id}/conversations on the benchmark's seeded database:
-// `npx tsx bench/conversations-timing.ts [messages] [contacts] [runs] [exact]`. Prints p50/p99 of single requests.
-// The seed stamps every conversation as active now; `exact` sets last_message_at as the gateway keeps it.
+// `npm run bench:latency -- [messages] [contacts] [runs]`. Prints p50/p99 of single sequential requests.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { buildApp } from '../src/app';
 import { parseConfig } from '../src/config';
-import { openDatabase } from '../src/db/client';
 import { seed } from './seed';
 
 const MESSAGES = Number(process.argv[2] ?? 100_000);
@@ -21,11 +19,6 @@ async function main(): Promise<void> {
   try {
     const databasePath = join(dir, 'timing.db');
     const seeded = await seed(databasePath, MESSAGES, CONTACTS, 0);
-    if (process.argv[5] === 'exact') {
-      const db = openDatabase(databasePath);
-      db.$client.exec('UPDATE conversations SET last_message_at = (SELECT max(created_at) FROM messages WHERE conversation_id = conversations.id)');
-      db.$client.close();
-    }
     const app = await buildApp(parseConfig({ DATABASE_PATH: databasePath, LOG_LEVEL: 'silent', TIMEZONE: 'Europe/Berlin',
       JWT_SECRET: 'timing-secret-timing-secret-timing-0123' }));
     const headers = { authorization: `Bearer ${app.issueToken(app.usersRepo.findById(seeded.clientId)!)}` };

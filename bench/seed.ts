@@ -45,6 +45,10 @@ export async function seed(path: string, messageCount: number, contacts: number,
         inbound ? null : String(15550000000 + (i % contacts)), wamid, inbound ? 'received' : 'accepted', inbound ? 0 : 1,
         '{}', at, at);
     }
+    // As the gateway keeps them: the conversation's newest message and newest inbound message.
+    sqlite.exec(`UPDATE conversations SET
+      last_message_at = (SELECT max(created_at) FROM messages WHERE conversation_id = conversations.id),
+      last_inbound_at = (SELECT max(created_at) FROM messages WHERE conversation_id = conversations.id AND direction = 'inbound')`);
   })();
   db.$client.close();
   return { clientId, phoneNumberId, wamids, contacts };
