@@ -11,11 +11,13 @@ export const Nullable = <T extends TSchema>(schema: T) => Type.Unsafe<Static<T> 
 
 export const Timestamp = Type.String({ format: 'date-time', description: 'ISO 8601 UTC', examples: ['2026-11-21T10:00:00.000Z'] });
 
-export const Email = Type.String({ format: 'email', minLength: 3, maxLength: 254 });
+/** The one e-mail rule, for the API's `email` format and ADMIN_EMAIL alike: `admin@localhost` passes. */
+export const EMAIL_PATTERN = /^[^@\s]+@[^@\s]+$/;
+export const Email = Type.String({ format: 'email', minLength: 3, maxLength: 254, description: '`local@domain`, no spaces' });
 
 export const Pagination = Type.Object({
   limit: Type.Integer({ minimum: 1, maximum: 200, default: 50 }),
-  offset: Type.Integer({ minimum: 0, default: 0 }),
+  offset: Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER, default: 0 }),
 }, { additionalProperties: false });
 
 export const ErrorResponse = Type.Object({

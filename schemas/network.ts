@@ -54,51 +54,51 @@ export const NetworkErrorAnswer = Type.Object({
 });
 export type NetworkErrorAnswer = Static<typeof NetworkErrorAnswer>;
 
-// --- Webhook callbacks (the subset the sandbox emits) -----------------------------------------
+// --- Webhook callbacks ------------------------------------------------------------------------
+// The gateway checks an envelope level by level, each item on its own (one bad item must not hide the
+// others), and requires only what it uses: the rest is read leniently if present.
 
+export const NetworkEnvelope = Type.Object({ entry: Type.Array(Type.Unknown()) });
+export const NetworkEntry = Type.Object({ changes: Type.Array(Type.Unknown()) });
+export const NetworkChange = Type.Object({ field: Type.String(), value: Type.Unknown() });
+
+/** `value` of a change with `field: "messages"`. */
+export const NetworkMessagesValue = Type.Object({
+  metadata: Type.Object({ phone_number_id: Type.String({ minLength: 1 }) }),
+  contacts: Type.Optional(Type.Array(Type.Unknown())),
+  messages: Type.Optional(Type.Array(Type.Unknown())),
+  statuses: Type.Optional(Type.Array(Type.Unknown())),
+  errors: Type.Optional(Type.Array(Type.Unknown())),
+});
+
+const UnixSeconds = Type.String({ pattern: '^[0-9]{1,11}$', description: 'unix seconds' });
+
+/** An inbound message: only what every type has is required; `context`, `errors` and the type's own object are read leniently. */
+export const NetworkInboundMessage = Type.Object({
+  id: Type.String({ minLength: 1 }),
+  from: Type.String({ minLength: 1 }),
+  timestamp: UnixSeconds,
+  type: Type.String({ minLength: 1 }),
+});
+export type NetworkInboundMessage = Static<typeof NetworkInboundMessage> & Record<string, unknown>;
+
+/** A status of an outbound message (`sent`, `delivered`, `read`, `failed` with `errors` …). */
 export const NetworkStatus = Type.Object({
-  id: Type.String(),
-  status: Type.Union([Type.Literal('sent'), Type.Literal('delivered'), Type.Literal('read'), Type.Literal('failed')]),
-  timestamp: Type.String({ description: 'unix seconds' }),
-  recipient_id: Type.String(),
-  conversation: Type.Optional(Type.Object({
-    id: Type.String(),
-    expiration_timestamp: Type.Optional(Type.String()),
-    origin: Type.Object({ type: Type.String() }),
-  })),
-  pricing: Type.Optional(Type.Object({ billable: Type.Boolean(), pricing_model: Type.String(), category: Type.String() })),
-  errors: Type.Optional(Type.Array(Type.Object({
-    code: Type.Integer(),
-    title: Type.String(),
-    message: Type.Optional(Type.String()),
-    error_data: Type.Optional(Type.Object({ details: Type.String() })),
-  }))),
+  id: Type.String({ minLength: 1 }),
+  status: Type.String(),
+  timestamp: UnixSeconds,
 });
-export type NetworkStatus = Static<typeof NetworkStatus>;
+export type NetworkStatus = Static<typeof NetworkStatus> & Record<string, unknown>;
 
-export const NetworkInboundText = Type.Object({
-  from: Type.String(),
-  id: Type.String(),
-  timestamp: Type.String({ description: 'unix seconds' }),
-  text: Type.Object({ body: Type.String() }),
-  type: Type.Literal('text'),
-});
-export type NetworkInboundText = Static<typeof NetworkInboundText>;
-
-export const NetworkChangeValue = Type.Object({
-  messaging_product: Type.String(),
-  metadata: Type.Object({ display_phone_number: Type.String(), phone_number_id: Type.String() }),
-  contacts: Type.Optional(Type.Array(Type.Object({ profile: Type.Object({ name: Type.String() }), wa_id: Type.String() }))),
-  messages: Type.Optional(Type.Array(NetworkInboundText)),
-  statuses: Type.Optional(Type.Array(NetworkStatus)),
-});
-export type NetworkChangeValue = Static<typeof NetworkChangeValue>;
-
-export const NetworkEnvelope = Type.Object({
-  object: Type.String(),
-  entry: Type.Array(Type.Object({
-    id: Type.String(),
-    changes: Type.Array(Type.Object({ value: NetworkChangeValue, field: Type.String() })),
-  })),
-});
-export type NetworkEnvelope = Static<typeof NetworkEnvelope>;
+/** A `messages` callback as the network sends it (the sandbox builds these): the schemas above and the fields around them. */
+export type NetworkCallbackValue = Static<typeof NetworkMessagesValue> & {
+  messaging_product: string;
+  metadata: { display_phone_number: string };
+  contacts?: { profile: { name: string }; wa_id: string }[];
+  messages?: NetworkInboundMessage[];
+  statuses?: NetworkStatus[];
+};
+export type NetworkCallback = Static<typeof NetworkEnvelope> & {
+  object: string;
+  entry: (Static<typeof NetworkEntry> & { id: string; changes: (Static<typeof NetworkChange> & { value: NetworkCallbackValue })[] })[];
+};

@@ -1,9 +1,6 @@
 // Schemas of the user endpoints (SPEC §4): the user object and the create/update bodies.
-import { Type, type Static, type TSchema } from '@sinclair/typebox';
-import { Email, Pagination, RequestBody, Timestamp } from './common';
-
-/** OpenAPI 3.0's `nullable`, understood by Ajv and fast-json-stringify alike. */
-const Nullable = <T extends TSchema>(schema: T) => Type.Unsafe<Static<T> | null>({ ...schema, nullable: true });
+import { Type, type Static } from '@sinclair/typebox';
+import { Email, Nullable, Pagination, RequestBody, Timestamp } from './common';
 
 export const Role = Type.Unsafe<'ADMIN' | 'CLIENT'>(Type.String({ enum: ['ADMIN', 'CLIENT'] }));
 

@@ -1,12 +1,12 @@
 // buildApp(config): infrastructure plugins first, then one plugin per route group, in order.
 import { randomUUID } from 'node:crypto';
-import Fastify, { type FastifyServerOptions } from 'fastify';
+import Fastify, { type FastifyRequest, type FastifyServerOptions } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { durationSeconds, type Config } from './config';
 import { resolveJwtSecret } from './jwt-secret';
 import authPlugin from './plugins/auth';
 import dbPlugin from './plugins/db';
-import errorHandler from './plugins/error-handler';
+import errorHandler, { routingError } from './plugins/error-handler';
 import messagingPlugin from './plugins/messaging';
 import openapi from './plugins/openapi';
 import validation from './plugins/validation';
@@ -29,10 +29,31 @@ declare module 'fastify' {
   interface FastifyInstance {
     config: Config;
     now: () => Date;
+    /** JWT_TTL in seconds: the token's lifetime and the cookie's Max-Age. */
+    sessionSeconds: number;
   }
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,128}$/;
+
+/** The URL with the webhook's verify token masked: the one secret a caller puts in a query string. */
+function loggedUrl(url: string): string {
+  const at = url.indexOf('?');
+  if (at === -1) return url;
+  const pairs = url.slice(at + 1).split('&').map((pair) => {
+    const key = pair.split('=', 1)[0]!;
+    return decodedKey(key) === 'hub.verify_token' ? `${key}=[redacted]` : pair;
+  });
+  return `${url.slice(0, at + 1)}${pairs.join('&')}`;
+}
+
+function decodedKey(key: string): string {
+  try {
+    return decodeURIComponent(key);
+  } catch {
+    return key;
+  }
+}
 
 function loggerOptions(config: Config, stream?: NodeJS.WritableStream): FastifyServerOptions['logger'] {
   return {
@@ -44,6 +65,11 @@ function loggerOptions(config: Config, stream?: NodeJS.WritableStream): FastifyS
         '*.messaging_token', '*.messagingToken', '*.passwordHash', 'password', 'token', 'messaging_token'],
       censor: '[redacted]',
     },
+    serializers: {
+      req: (request: FastifyRequest) => ({
+        method: request.method, url: loggedUrl(request.url), host: request.host, remoteAddress: request.ip, remotePort: request.socket?.remotePort,
+      }),
+    },
   };
 }
 
@@ -52,17 +78,19 @@ export async function buildApp(config: Config, options: AppOptions = {}) {
     logger: loggerOptions(config, options.logStream),
     trustProxy: config.trustProxy,
     bodyLimit: 100 * 1024,
-    requestIdHeader: 'x-request-id',
-    // Accept a caller's id only when it is short and plain; else make one.
+    // Fastify would take any x-request-id as it is; genReqId keeps a caller's id only when it is short and plain.
+    requestIdHeader: false,
     genReqId: (request) => {
       const given = request.headers['x-request-id'];
       return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
     },
     routerOptions: { maxParamLength: 200 },
+    frameworkErrors: routingError,
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   app.decorate('config', config);
   app.decorate('now', options.now ?? (() => new Date()));
+  app.decorate('sessionSeconds', durationSeconds(config.jwtTtl));
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
   });
@@ -70,7 +98,7 @@ export async function buildApp(config: Config, options: AppOptions = {}) {
   await app.register(errorHandler);
   await app.register(validation);
   await app.register(dbPlugin, { path: config.databasePath });
-  await app.register(authPlugin, { secret: resolveJwtSecret(config.jwtSecret, config.databasePath), ttlSeconds: durationSeconds(config.jwtTtl) });
+  await app.register(authPlugin, { secret: resolveJwtSecret(config.jwtSecret, config.databasePath), ttlSeconds: app.sessionSeconds });
   await app.register(openapi);
   await app.register(messagingPlugin);
 

@@ -1,9 +1,10 @@
 // Configuration: one TypeBox schema (also the TS type), read from the environment once at start-up.
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
-import { Type, type Static } from '@sinclair/typebox';
+import { FormatRegistry, Type, type Static } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
 import { parse as parseDotenv } from 'dotenv';
+import { Email, EMAIL_PATTERN } from '../schemas/common';
 
 /** The folder holding package.json, templates/ and data/ — also when running from dist/. */
 export const projectRoot: string = (() => {
@@ -16,6 +17,9 @@ export const projectRoot: string = (() => {
   return dir;
 })();
 
+// TypeBox knows no formats of its own: ADMIN_EMAIL follows the same rule as the API.
+FormatRegistry.Set('email', (value) => EMAIL_PATTERN.test(value));
+
 const Bool = Type.Boolean();
 export const ConfigSchema = Type.Object({
   host: Type.String({ minLength: 1 }),
@@ -23,7 +27,7 @@ export const ConfigSchema = Type.Object({
   databasePath: Type.String({ minLength: 1 }),
   jwtSecret: Type.Optional(Type.String({ minLength: 32 })),
   jwtTtl: Type.String({ pattern: '^[1-9][0-9]*[smhd]?$' }),
-  adminEmail: Type.Optional(Type.String({ pattern: '^[^@\\s]+@[^@\\s]+$' })),
+  adminEmail: Type.Optional(Email),
   adminPassword: Type.Optional(Type.String({ minLength: 8, maxLength: 256 })),
   messagingApiUrl: Type.String({ pattern: '^https?://[^\\s]+[^/]$' }),
   messagingVerifyToken: Type.Optional(Type.String({ minLength: 1 })),

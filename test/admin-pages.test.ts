@@ -26,22 +26,35 @@ const isPage = (t: Test, res: LightMyRequestResponse, status: number, text: RegE
 
 t.test('without a valid admin session every page redirects to the login page, keeping the path', async (t) => {
   const { app, shop, page } = await setup(t);
-  const cases: [string, Record<string, string>][] = [
-    ['/admin', {}],
-    [threadOf(shop.id, '?type=text&filter=today'), {}],
-    ['/admin', { cookie: 'token=not-a-jwt' }],
-    ['/admin', { cookie: `token=${app.issueToken(shop)}x` }],
+  // A sent but unusable session (bad, expired, of a deleted user) says so; none at all says nothing.
+  const cases: [string, Record<string, string>, string][] = [
+    ['/admin', {}, ''],
+    [threadOf(shop.id, '?type=text&filter=today'), {}, ''],
+    ['/admin', { cookie: 'token=not-a-jwt' }, '&reason=ended'],
+    ['/admin', { cookie: `token=${app.issueToken(shop)}x` }, '&reason=ended'],
   ];
-  for (const [url, headers] of cases) {
+  for (const [url, headers, reason] of cases) {
     const res = await page(url, headers);
     t.equal(res.statusCode, 302, url);
-    t.equal(res.headers.location, `/admin/login?next=${encodeURIComponent(url)}`);
+    t.equal(res.headers.location, `/admin/login?next=${encodeURIComponent(url)}${reason}`);
   }
-  // A disabled administrator is sent to log in again (where the login says why).
   const admin2 = await createUser(app, { email: 'old-admin@example.com', role: 'ADMIN' });
+  const session2 = { cookie: `token=${app.issueToken(admin2)}` };
   app.usersRepo.update(admin2.id, { isActive: false }, new Date(NOW));
-  t.equal((await page('/admin', { cookie: `token=${app.issueToken(admin2)}` })).statusCode, 302);
-  isPage(t, await page('/admin/login?next=%2Fadmin', {}), 200, /<form id="login-form"/);
+  t.equal((await page('/admin', session2)).headers.location, '/admin/login?next=%2Fadmin&reason=disabled');
+  app.usersRepo.delete(admin2.id);
+  t.equal((await page('/admin', session2)).headers.location, '/admin/login?next=%2Fadmin&reason=ended');
+
+  // The login page shows the fixed text of a known reason, nothing for none, and a 400 page for any other.
+  const login = await page('/admin/login?next=%2Fadmin', {});
+  isPage(t, login, 200, /<form id="login-form"/);
+  t.notMatch(login.body, /role="status"/);
+  isPage(t, await page('/admin/login?next=%2Fadmin&reason=disabled', {}), 200,
+    /<p class="form-error" role="status">Your account has been disabled\. Another administrator can enable it again\.<\/p>/);
+  isPage(t, await page('/admin/login?reason=ended', {}), 200, /role="status">Your session has ended: it expired, your password was changed or your account was deleted\.</);
+  const hostile = await page('/admin/login?reason=%3Cscript%3Ealert(1)%3C%2Fscript%3E', {});
+  isPage(t, hostile, 400, /“reason” must be one of: disabled, ended/);
+  t.notMatch(hostile.body, /<script>alert/);
 });
 
 t.test('a logged-in CLIENT gets the 403 page; unknown users, ids and query values get 404 and 400 pages', async (t) => {

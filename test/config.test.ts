@@ -6,7 +6,7 @@ import { ConfigError, durationSeconds, parseConfig, projectRoot } from '../src/c
 import { resolveJwtSecret } from '../src/jwt-secret';
 import { ensureAdmin } from '../src/services/bootstrap-admin';
 import { verifyPassword } from '../src/services/passwords';
-import { buildTestApp, createUser, tempDir } from './helper';
+import { bearer, buildTestApp, createAdmin, createUser, PASSWORD, tempDir } from './helper';
 
 t.test('defaults with an empty environment', async (t) => {
   t.same(parseConfig({}), {
@@ -41,6 +41,9 @@ t.test('an invalid value stops with a message naming the variable', async (t) =>
     [{ ADMIN_PASSWORD: 'short' }, /^Invalid ADMIN_PASSWORD: /],
     [{ TIMEZONE: 'Mars/Olympus' }, /^Invalid TIMEZONE: /],
     [{ MESSAGING_TIMEOUT_MS: '0' }, /^Invalid MESSAGING_TIMEOUT_MS: /],
+    [{ ADMIN_EMAIL: 'root' }, /^Invalid ADMIN_EMAIL: /],
+    [{ ADMIN_EMAIL: 'root @example.com' }, /^Invalid ADMIN_EMAIL: /],
+    [{ ADMIN_EMAIL: `${'r'.repeat(250)}@x.io` }, /^Invalid ADMIN_EMAIL: /],
   ];
   for (const [env, message] of cases) {
     t.throws(() => parseConfig(env), { constructor: ConfigError, message }, JSON.stringify(env));
@@ -114,4 +117,29 @@ t.test('an existing CLIENT with the admin e-mail is promoted, not duplicated', a
   await ensureAdmin(app.usersRepo, { email: 'root@example.com', password: 'root-password' }, new Date());
   t.match(app.usersRepo.findByEmail('root@example.com'), { role: 'ADMIN', isActive: true, tokenVersion: 2 });
   t.equal(app.usersRepo.list(10, 0).total, 1);
+});
+
+t.test('one e-mail rule for ADMIN_EMAIL and the API: a domain without a dot is fine', async (t) => {
+  t.equal(parseConfig({ ADMIN_EMAIL: 'root@localhost' }).adminEmail, 'root@localhost');
+  const { app } = await buildTestApp(t);
+  const auth = bearer(app, await createAdmin(app));
+  const created = await app.inject({ method: 'POST', url: '/api/user/create', headers: auth, payload: { email: 'x@localhost', password: 'long-enough' } });
+  t.equal(created.statusCode, 201);
+  t.match(created.json(), { email: 'x@localhost', role: 'CLIENT' });
+  t.ok(app.usersRepo.findByEmail('x@localhost'));
+  const renamed = await app.inject({ method: 'PUT', url: `/api/user/update/${created.json().id}`, headers: auth, payload: { email: 'admin@localhost' } });
+  t.equal(renamed.statusCode, 200);
+  t.equal(renamed.json().email, 'admin@localhost');
+  const spaced = await app.inject({ method: 'POST', url: '/api/user/create', headers: auth, payload: { email: 'x y@localhost', password: 'long-enough' } });
+  t.same(spaced.json(), { statusCode: 400, code: 'VALIDATION_ERROR', error: 'Bad Request', message: 'body/email must match format "email"' });
+});
+
+t.test('JWT_TTL is turned into seconds once: the token lifetime and the cookie Max-Age', async (t) => {
+  const { app } = await buildTestApp(t, { jwtTtl: '2h' });
+  t.equal(app.sessionSeconds, 7200);
+  await createAdmin(app);
+  const login = await app.inject({ method: 'POST', url: '/api/login', payload: { email: 'admin@example.com', password: PASSWORD } });
+  t.equal(login.cookies[0]!.maxAge, 7200);
+  const claims = JSON.parse(Buffer.from(login.cookies[0]!.value.split('.')[1]!, 'base64url').toString()) as { iat: number; exp: number };
+  t.equal(claims.exp - claims.iat, 7200);
 });

@@ -1,4 +1,6 @@
+// Liveness, readiness, the 404 shape and the request id.
 import t from 'tap';
+import { databaseAnswers } from '../src/db/client';
 import { buildTestApp } from './helper';
 
 t.test('GET /healthz answers ok with a request id', async (t) => {
@@ -12,7 +14,9 @@ t.test('GET /healthz answers ok with a request id', async (t) => {
 t.test('GET /readyz is 200 while the database answers, 503 once it is closed', async (t) => {
   const { app } = await buildTestApp(t);
   t.equal((await app.inject({ method: 'GET', url: '/readyz' })).statusCode, 200);
+  t.equal(databaseAnswers(app.db), true);
   app.db.$client.close();
+  t.equal(databaseAnswers(app.db), false);
   const res = await app.inject({ method: 'GET', url: '/readyz' });
   t.equal(res.statusCode, 503);
   t.same(res.json(), { statusCode: 503, code: 'DATABASE_UNAVAILABLE', error: 'Service Unavailable', message: 'The database does not answer' });

@@ -68,6 +68,31 @@ t.test('statuses that raced the send are kept, then applied when the send stores
   t.equal(app.messagesRepo.orphanCount(), 0);
 });
 
+t.test('wamids are per user: a callback routed to another user never touches this one\'s message', async (t) => {
+  const { app, user: ana } = await setup(t);
+  const bobPhone = '900000000000009';
+  const bob = await createUser(app, { email: 'bob@example.com', messagingPhoneNumberId: bobPhone });
+  const anas = acceptedOutbound(app, ana.id, 'wamid.shared', CONTACT);
+  await deliverAll(t, app, [envelope(bobPhone, { statuses: [statusItem('wamid.shared', 'failed', 1767225601, [ERROR_470])] })]);
+
+  t.match(app.messagesRepo.findById(anas.id), { status: 'accepted', errorJson: null }, "ana's message keeps its status");
+  t.same(historyOf(app, anas.id), [], 'and gets no history entry');
+  const orphans = () => app.db.$client.prepare('SELECT user_id AS userId, wamid, status FROM orphan_statuses').all();
+  t.same(orphans(), [{ userId: bob.id, wamid: 'wamid.shared', status: 'failed' }], "it is kept as bob's orphan");
+
+  const bobs = acceptedOutbound(app, bob.id, 'wamid.shared', CONTACT);
+  t.equal(bobs.status, 'failed', "applied when bob's send stores the wamid");
+  t.same(historyOf(app, bobs.id), [['failed', 1767225601000, STORED_470]]);
+  t.same(historyOf(app, anas.id), []);
+  t.same(orphans(), []);
+
+  const inbound = (phone: string) => envelope(phone, { messages: [textItem('wamid.in.shared', CONTACT, 1767225602, `to ${phone}`)] });
+  await deliverAll(t, app, [inbound(PHONE), inbound(bobPhone), inbound(bobPhone)]);
+  t.equal(messageCount(app), 4, 'the same inbound wamid is stored once for each user');
+  t.match(messageByWamid(app, 'wamid.in.shared', ana.id), { direction: 'inbound', text: `to ${PHONE}` });
+  t.match(messageByWamid(app, 'wamid.in.shared', bob.id), { direction: 'inbound', text: `to ${bobPhone}` });
+});
+
 t.test('several entries, changes and messages in one payload: each routed and stored', async (t) => {
   const { app, user } = await setup(t);
   const outbound = acceptedOutbound(app, user.id, 'wamid.edge.OUT1', '15551230001');

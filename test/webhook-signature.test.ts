@@ -1,7 +1,7 @@
 import t from 'tap';
-import { isValidSignature, sameSecret } from '../src/webhooks/signature';
+import { isValidSignature, sameSecret, signBody as sign } from '../src/webhooks/signature';
 import { buildTestApp, createUser } from './helper';
-import { deliver, fixtureText, inboxRows, messageCount, sign } from './fixtures/webhooks';
+import { deliver, fixtureText, inboxRows, messageCount } from './fixtures/webhooks';
 
 const SECRET = 'app-secret-123';
 const raw = fixtureText('inbound_reaction'); // literal UTF-8 emoji: the HMAC must be over the bytes
@@ -12,6 +12,11 @@ async function appWithUser(t: Parameters<typeof buildTestApp>[0], secret: string
   await createUser(app, { email: 'ana@example.com', messagingPhoneNumberId: '409552778964973' });
   return app;
 }
+
+t.test('signBody is the HMAC-SHA256 header value (RFC 4231 test case 2)', async (t) => {
+  t.equal(sign('what do ya want for nothing?', 'Jefe'), 'sha256=5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843');
+  t.equal(sign(Buffer.from(raw), SECRET), sign(raw, SECRET), 'a string is signed as its UTF-8 bytes');
+});
 
 t.test('isValidSignature checks the exact bytes, in any hex case, and nothing else', async (t) => {
   const body = Buffer.from(raw);

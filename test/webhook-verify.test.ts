@@ -10,6 +10,7 @@ t.test('the right token gets the challenge back as plain text', async (t) => {
   const res = await app.inject({ method: 'GET', url: handshake(TOKEN) });
   t.equal(res.statusCode, 200);
   t.match(res.headers['content-type'], /^text\/plain/);
+  t.equal(res.headers['x-content-type-options'], 'nosniff', 'the echoed text is never sniffed into HTML');
   t.equal(res.body, '1158201444');
 });
 
@@ -18,6 +19,7 @@ t.test('a challenge is echoed exactly, whatever it contains', async (t) => {
   const challenge = 'a b&c=d<é>';
   const res = await app.inject({ method: 'GET', url: url({ 'hub.mode': 'subscribe', 'hub.verify_token': TOKEN, 'hub.challenge': challenge }) });
   t.equal(res.statusCode, 200);
+  t.match(res.headers, { 'content-type': /^text\/plain/, 'x-content-type-options': 'nosniff' });
   t.equal(res.body, challenge);
 });
 

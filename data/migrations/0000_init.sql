@@ -63,21 +63,23 @@ CREATE TABLE `messages` (
 	FOREIGN KEY (`conversation_id`) REFERENCES `conversations`(`id`) ON UPDATE no action ON DELETE cascade
 );
 --> statement-breakpoint
-CREATE UNIQUE INDEX `messages_wamid_unique` ON `messages` (`wamid`);--> statement-breakpoint
+CREATE UNIQUE INDEX `messages_user_wamid` ON `messages` (`user_id`,`wamid`);--> statement-breakpoint
 CREATE INDEX `messages_conversation_created` ON `messages` (`conversation_id`,`created_at`);--> statement-breakpoint
 CREATE INDEX `messages_conversation_type_created` ON `messages` (`conversation_id`,`type`,`created_at`);--> statement-breakpoint
 CREATE INDEX `messages_user_created` ON `messages` (`user_id`,`created_at`);--> statement-breakpoint
 CREATE INDEX `messages_user_type_created` ON `messages` (`user_id`,`type`,`created_at`);--> statement-breakpoint
 CREATE TABLE `orphan_statuses` (
 	`id` integer PRIMARY KEY AUTOINCREMENT NOT NULL,
+	`user_id` integer NOT NULL,
 	`wamid` text NOT NULL,
 	`status` text NOT NULL,
 	`at` integer NOT NULL,
 	`error_json` text,
-	`received_at` integer NOT NULL
+	`received_at` integer NOT NULL,
+	FOREIGN KEY (`user_id`) REFERENCES `users`(`id`) ON UPDATE no action ON DELETE cascade
 );
 --> statement-breakpoint
-CREATE UNIQUE INDEX `orphan_statuses_once` ON `orphan_statuses` (`wamid`,`status`,`at`);--> statement-breakpoint
+CREATE UNIQUE INDEX `orphan_statuses_once` ON `orphan_statuses` (`user_id`,`wamid`,`status`,`at`);--> statement-breakpoint
 CREATE TABLE `users` (
 	`id` integer PRIMARY KEY AUTOINCREMENT NOT NULL,
 	`email` text NOT NULL,

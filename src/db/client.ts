@@ -1,4 +1,4 @@
-// Opens the SQLite file with durable pragmas and applies the committed migrations.
+// Opens the SQLite file with durable pragmas, applies the committed migrations; transactions and a liveness probe.
 import { mkdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -25,4 +25,14 @@ export function openDatabase(path: string): DB {
 /** A better-sqlite3 transaction: the body must stay synchronous (no await inside). */
 export function inTransaction<T>(db: DB, body: () => T): T {
   return db.$client.transaction(body).immediate();
+}
+
+/** Whether the database still answers a trivial query (the readiness probe). */
+export function databaseAnswers(db: DB): boolean {
+  try {
+    db.$client.prepare('SELECT 1').get();
+    return true;
+  } catch {
+    return false;
+  }
 }

@@ -1,12 +1,11 @@
 // Writes of conversations, messages and their status history. Status moves are single
-// conditional UPDATEs along STATUS_RANK; duplicates are absorbed by UNIQUE keys.
+// conditional UPDATEs along STATUS_RANK; duplicates are absorbed by UNIQUE keys. Wamids are per user.
 import { and, eq, lt, sql } from 'drizzle-orm';
 import { inTransaction, type DB } from './client';
 import { conversations, messages, messageStatuses, orphanStatuses, type MessageRow } from './tables';
 
 /** A status only moves up this ladder; `failed` ranks below `delivered` (several devices). */
 export const STATUS_RANK = { received: 0, pending: 0, accepted: 1, sent: 2, failed: 3, delivered: 4, read: 5 } as const;
-export type OutboundStatus = 'pending' | 'accepted' | 'sent' | 'failed' | 'delivered' | 'read';
 export type CallbackStatus = 'sent' | 'delivered' | 'read' | 'failed';
 
 export interface NewOutbound {
@@ -32,7 +31,8 @@ export function createMessagesRepo(db: DB) {
       last_inbound_at = CASE WHEN excluded.last_inbound_at IS NULL THEN last_inbound_at
                              ELSE max(coalesce(last_inbound_at, 0), excluded.last_inbound_at) END
     RETURNING id`);
-  const messageIdByWamid = client.prepare<[string], { id: number }>('SELECT id FROM messages WHERE wamid = ?');
+  const outboundIdByWamid = client.prepare<[number, string], { id: number }>(
+    "SELECT id FROM messages WHERE user_id = ? AND wamid = ? AND direction = 'outbound'");
   const insertHistory = client.prepare<[number, string, number, string | null]>(
     'INSERT OR IGNORE INTO message_statuses (message_id, status, at, error_json) VALUES (?, ?, ?, ?)');
   // failed stores its error; a later delivered/read clears the current error (the history keeps it).
@@ -40,10 +40,10 @@ export function createMessagesRepo(db: DB) {
     UPDATE messages SET status = @status, status_rank = @rank, status_updated_at = @at,
       error_json = CASE WHEN @status = 'failed' THEN @error WHEN @rank > 3 THEN NULL ELSE error_json END
     WHERE id = @id AND status_rank < @rank`);
-  const insertOrphan = client.prepare<[string, string, number, string | null, number]>(
-    'INSERT OR IGNORE INTO orphan_statuses (wamid, status, at, error_json, received_at) VALUES (?, ?, ?, ?, ?)');
-  const takeOrphans = client.prepare<[string], { status: CallbackStatus; at: number; error_json: string | null }>(
-    'DELETE FROM orphan_statuses WHERE wamid = ? RETURNING status, at, error_json');
+  const insertOrphan = client.prepare<[number, string, string, number, string | null, number]>(
+    'INSERT OR IGNORE INTO orphan_statuses (user_id, wamid, status, at, error_json, received_at) VALUES (?, ?, ?, ?, ?, ?)');
+  const takeOrphans = client.prepare<[number, string], { status: CallbackStatus; at: number; error_json: string | null }>(
+    'DELETE FROM orphan_statuses WHERE user_id = ? AND wamid = ? RETURNING status, at, error_json');
 
   const conversationId = (userId: number, waId: string, name: string | null, at: number, inboundAt: number | null) =>
     touchConversation.get(userId, waId, name, at, inboundAt)!.id;
@@ -66,7 +66,7 @@ export function createMessagesRepo(db: DB) {
       }).returning().get();
     },
 
-    /** The network accepted it: record its wamid under the contact's wa_id, then apply statuses that raced ahead. */
+    /** The network accepted it: record its wamid under the contact's wa_id, then apply this user's statuses that raced ahead. */
     markAccepted(messageId: number, wamid: string, waId: string, at: number): MessageRow {
       return inTransaction(db, () => {
         const row = db.select().from(messages).where(eq(messages.id, messageId)).get()!;
@@ -74,7 +74,7 @@ export function createMessagesRepo(db: DB) {
         db.update(messages).set({ wamid, conversationId: conversation }).where(eq(messages.id, messageId)).run();
         db.update(messages).set({ status: 'accepted', statusRank: STATUS_RANK.accepted, statusUpdatedAt: at })
           .where(and(eq(messages.id, messageId), lt(messages.statusRank, STATUS_RANK.accepted))).run();
-        for (const orphan of takeOrphans.all(wamid)) applyToMessage(messageId, { status: orphan.status, at: orphan.at, errorJson: orphan.error_json });
+        for (const orphan of takeOrphans.all(row.userId, wamid)) applyToMessage(messageId, { status: orphan.status, at: orphan.at, errorJson: orphan.error_json });
         return db.select().from(messages).where(eq(messages.id, messageId)).get()!;
       });
     },
@@ -85,25 +85,25 @@ export function createMessagesRepo(db: DB) {
         .where(eq(messages.id, messageId)).returning().get()!;
     },
 
-    /** A callback status: applied to its message, or kept until the send stores that wamid. */
-    applyStatus(wamid: string, event: StatusEvent, receivedAt: number): 'applied' | 'orphaned' {
-      const message = messageIdByWamid.get(wamid);
+    /** A callback status routed to `userId`: applied to that user's outbound message, or kept until its send stores the wamid. */
+    applyStatus(userId: number, wamid: string, event: StatusEvent, receivedAt: number): 'applied' | 'orphaned' {
+      const message = outboundIdByWamid.get(userId, wamid);
       if (!message) {
-        insertOrphan.run(wamid, event.status, event.at, event.errorJson, receivedAt);
+        insertOrphan.run(userId, wamid, event.status, event.at, event.errorJson, receivedAt);
         return 'orphaned';
       }
       applyToMessage(message.id, event);
       return 'applied';
     },
 
-    /** Stores an inbound message once per wamid; false for a redelivery. */
+    /** Stores an inbound message once per user and wamid; false for a redelivery. */
     insertInbound(m: NewInbound): boolean {
       const conversation = conversationId(m.userId, m.contactWaId, m.contactName, m.createdAt, m.createdAt);
       const result = db.insert(messages).values({
         userId: m.userId, conversationId: conversation, direction: 'inbound', type: m.type, text: m.text, wamid: m.wamid,
         status: 'received', statusRank: 0, payloadJson: m.payloadJson, mediaJson: m.mediaJson ?? null,
         locationJson: m.locationJson ?? null, replyTo: m.replyTo ?? null, errorJson: m.errorJson ?? null, createdAt: m.createdAt,
-      }).onConflictDoNothing({ target: messages.wamid }).run();
+      }).onConflictDoNothing({ target: [messages.userId, messages.wamid] }).run();
       return result.changes > 0;
     },
 

@@ -48,7 +48,8 @@ export const messages = sqliteTable('messages', {
   text: text('text'),
   // Outbound: the number as the client typed it.
   toNumber: text('to_number'),
-  wamid: text('wamid').unique(),
+  // The network's id; unique per user only (each user's number is its own namespace).
+  wamid: text('wamid'),
   // pending | accepted | sent | failed | delivered | read (outbound), received (inbound)
   status: text('status').notNull(),
   statusRank: integer('status_rank').notNull().default(0),
@@ -62,6 +63,7 @@ export const messages = sqliteTable('messages', {
   createdAt: integer('created_at').notNull(),
   statusUpdatedAt: integer('status_updated_at'),
 }, (t) => [
+  uniqueIndex('messages_user_wamid').on(t.userId, t.wamid),
   index('messages_conversation_created').on(t.conversationId, t.createdAt),
   // The conversations view filtered by type: its newest, its count and its latest 200, each one index range.
   index('messages_conversation_type_created').on(t.conversationId, t.type, t.createdAt),
@@ -78,15 +80,16 @@ export const messageStatuses = sqliteTable('message_statuses', {
   errorJson: text('error_json'),
 }, (t) => [uniqueIndex('message_statuses_once').on(t.messageId, t.status, t.at)]);
 
-// Statuses whose wamid is not stored yet (the callback raced the send answer).
+// Statuses whose wamid is not stored yet for the user the callback was routed to (it raced the send answer).
 export const orphanStatuses = sqliteTable('orphan_statuses', {
   id: integer('id').primaryKey({ autoIncrement: true }),
+  userId: integer('user_id').notNull().references(() => users.id, { onDelete: 'cascade' }),
   wamid: text('wamid').notNull(),
   status: text('status').notNull(),
   at: integer('at').notNull(),
   errorJson: text('error_json'),
   receivedAt: integer('received_at').notNull(),
-}, (t) => [uniqueIndex('orphan_statuses_once').on(t.wamid, t.status, t.at)]);
+}, (t) => [uniqueIndex('orphan_statuses_once').on(t.userId, t.wamid, t.status, t.at)]);
 
 // Durable inbox: every accepted callback as received, before it is answered.
 export const webhookEvents = sqliteTable('webhook_events', {

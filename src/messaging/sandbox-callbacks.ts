@@ -2,7 +2,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Agent, request } from 'undici';
 import type { InboundText } from '../../schemas/sandbox';
-import { freshWamid, inboundTextPayload, signatureOf, statusCallbackPayload, type AccountInfo } from './sandbox-wire';
+import { signBody } from '../webhooks/signature';
+import { freshWamid, inboundTextPayload, statusCallbackPayload, type AccountInfo } from './sandbox-wire';
 
 export interface CallbackSettings {
   /** Where callbacks go, e.g. http://127.0.0.1:3000/api/messaging/webhook; none: nothing is posted. */
@@ -43,7 +44,7 @@ export function createCallbackPoster(initial: CallbackSettings, closing: AbortSi
 
   async function post(kind: Delivery['kind'], payload: unknown): Promise<Delivery> {
     const body = JSON.stringify(payload);
-    const signature = settings.appSecret ? signatureOf(settings.appSecret, body) : null;
+    const signature = settings.appSecret ? signBody(body, settings.appSecret) : null;
     const delivery: Delivery = { kind, body, signature, status: null, error: null };
     deliveries.push(delivery);
     if (!settings.webhookUrl) {

@@ -1,6 +1,6 @@
 // The sandbox's side of the wire format: the network's refusals, fresh wamids, signed webhook envelopes.
-import { createHash, createHmac, randomBytes } from 'node:crypto';
-import type { NetworkEnvelope, NetworkErrorAnswer, NetworkSendAnswer, NetworkStatus } from '../../schemas/network';
+import { createHash, randomBytes } from 'node:crypto';
+import type { NetworkCallback, NetworkCallbackValue, NetworkErrorAnswer, NetworkSendAnswer, NetworkStatus } from '../../schemas/network';
 import type { SandboxErrorName } from '../../schemas/sandbox';
 import { MESSAGING_PRODUCT, WEBHOOK_OBJECT } from './client';
 
@@ -60,7 +60,9 @@ export function sendAnswer(to: string, waId: string, wamid: string, template: bo
 
 const DEFAULT_ACCOUNT = { displayPhoneNumber: '15550000000', businessAccountId: '100000000000000' };
 
-function envelope(phoneNumberId: string, account: Partial<AccountInfo>, value: Omit<NetworkEnvelope['entry'][number]['changes'][number]['value'], 'messaging_product' | 'metadata'>): NetworkEnvelope {
+type CallbackItems = Pick<NetworkCallbackValue, 'contacts' | 'messages' | 'statuses'>;
+
+function envelope(phoneNumberId: string, account: Partial<AccountInfo>, value: CallbackItems): NetworkCallback {
   const { displayPhoneNumber, businessAccountId } = { ...DEFAULT_ACCOUNT, ...account };
   return {
     object: WEBHOOK_OBJECT,
@@ -77,7 +79,7 @@ function envelope(phoneNumberId: string, account: Partial<AccountInfo>, value: O
 export interface StatusFact { wamid: string; status: 'sent' | 'delivered' | 'read'; recipient: string; timestamp: number }
 
 /** A status callback shaped like the network's (conversation + pricing; `sent` carries the window's expiry). */
-export function statusCallbackPayload(phoneNumberId: string, fact: StatusFact, account: Partial<AccountInfo> = {}): NetworkEnvelope {
+export function statusCallbackPayload(phoneNumberId: string, fact: StatusFact, account: Partial<AccountInfo> = {}): NetworkCallback {
   const conversationId = createHash('md5').update(`${phoneNumberId}:${fact.recipient}`).digest('hex');
   const status: NetworkStatus = {
     id: fact.wamid, status: fact.status, timestamp: String(fact.timestamp), recipient_id: fact.recipient,
@@ -93,12 +95,9 @@ export function statusCallbackPayload(phoneNumberId: string, fact: StatusFact, a
 
 export interface InboundFact { wamid: string; from: string; name: string; text: string; timestamp: number }
 
-export function inboundTextPayload(phoneNumberId: string, fact: InboundFact, account: Partial<AccountInfo> = {}): NetworkEnvelope {
+export function inboundTextPayload(phoneNumberId: string, fact: InboundFact, account: Partial<AccountInfo> = {}): NetworkCallback {
   return envelope(phoneNumberId, account, {
     contacts: [{ profile: { name: fact.name }, wa_id: fact.from }],
     messages: [{ from: fact.from, id: fact.wamid, timestamp: String(fact.timestamp), text: { body: fact.text }, type: 'text' }],
   });
 }
-
-/** `X-Hub-Signature-256` of the raw bytes. */
-export const signatureOf = (secret: string, raw: string): string => 'sha256=' + createHmac('sha256', secret).update(raw).digest('hex');

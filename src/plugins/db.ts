@@ -7,6 +7,7 @@ import { createCreditsRepo, type CreditsRepo } from '../db/credits-repo';
 import { createIdempotencyRepo, type IdempotencyRepo } from '../db/idempotency-repo';
 import { createMessagesRepo, type MessagesRepo } from '../db/messages-repo';
 import { createUsersRepo, type UsersRepo } from '../db/users-repo';
+import { createWebhookEventsRepo, type WebhookEventsRepo } from '../db/webhook-events-repo';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -16,6 +17,7 @@ declare module 'fastify' {
     messagesRepo: MessagesRepo;
     idempotencyRepo: IdempotencyRepo;
     conversationsRepo: ConversationsRepo;
+    webhookEventsRepo: WebhookEventsRepo;
   }
 }
 
@@ -27,6 +29,7 @@ export default fp(async function database(app: FastifyInstance, options: { path:
   app.decorate('messagesRepo', createMessagesRepo(db));
   app.decorate('idempotencyRepo', createIdempotencyRepo(db));
   app.decorate('conversationsRepo', createConversationsRepo(db));
+  app.decorate('webhookEventsRepo', createWebhookEventsRepo(db));
   app.addHook('onClose', async () => {
     db.$client.close();
   });

@@ -11,8 +11,6 @@ const FRAMEWORK_CODES: Record<string, [number, string]> = {
   FST_ERR_CTP_BODY_TOO_LARGE: [413, 'PAYLOAD_TOO_LARGE'],
   FST_ERR_CTP_EMPTY_JSON_BODY: [400, 'INVALID_JSON'],
   FST_ERR_CTP_INVALID_JSON_BODY: [400, 'INVALID_JSON'],
-  FST_ERR_BAD_URL: [400, 'BAD_REQUEST'],
-  FST_ERR_ASYNC_CONSTRAINT: [400, 'BAD_REQUEST'],
 };
 
 type ValidationItem = NonNullable<FastifyError['validation']>[number];
@@ -28,6 +26,17 @@ function validationMessage(context: string | undefined, item: ValidationItem): s
 
 export function errorBody(statusCode: number, code: string, message: string) {
   return { statusCode, code, error: STATUS_CODES[statusCode] ?? 'Error', message };
+}
+
+// Errors Fastify raises while routing, before any hook or the error handler (its `frameworkErrors` option).
+const ROUTING_MESSAGES: Record<string, string> = {
+  FST_ERR_BAD_URL: 'The URL is not valid: bad percent-encoding',
+  FST_ERR_MAX_PARAM_LENGTH: 'A path segment is longer than 200 characters',
+};
+
+/** Fastify's `frameworkErrors`: our shape and the request id, as for every other answer. */
+export function routingError(error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
+  reply.header('x-request-id', request.id).code(400).send(errorBody(400, 'BAD_REQUEST', ROUTING_MESSAGES[error.code] ?? 'Bad request'));
 }
 
 export default fp(async function errorHandler(app: FastifyInstance) {

@@ -21,6 +21,12 @@ declare module 'fastify' {
 const TEMPLATES = join(projectRoot, 'templates');
 const SELF = ["'self'"];
 
+/** Why the login page opened (`?reason=`): fixed texts, so nothing from the request is shown. */
+export const LOGIN_REASONS = {
+  disabled: 'Your account has been disabled. Another administrator can enable it again.',
+  ended: 'Your session has ended: it expired, your password was changed or your account was deleted.',
+} as const;
+
 /** Renders `error.eta` with `status`; every page error ends here. */
 export function errorPage(reply: FastifyReply, status: number, title: string, text: string) {
   const user = reply.request.currentUser;
@@ -61,7 +67,8 @@ export default fp(async function pages(app: FastifyInstance) {
       await app.authenticate(request);
     } catch (error) {
       if (!(error instanceof AppError)) throw error;
-      return reply.redirect(`/admin/login?next=${encodeURIComponent(request.url)}`, 302);
+      const reason = error.code === 'ACCOUNT_DISABLED' ? '&reason=disabled' : request.cookies.token ? '&reason=ended' : '';
+      return reply.redirect(`/admin/login?next=${encodeURIComponent(request.url)}${reason}`, 302);
     }
     if (request.currentUser!.role !== 'ADMIN') {
       return errorPage(reply, 403, 'Administrators only', `You are logged in as ${request.currentUser!.email}, which is not an administrator account.`);

@@ -1,25 +1,50 @@
-// Request validation and body parsing per SPEC §2: strict JSON bodies, coerced query strings and params.
-import Ajv, { type Options } from 'ajv';
+// Request validation and body parsing per SPEC §2: strict JSON bodies, plainly written query strings and params.
+import Ajv, { type ErrorObject, type Options, type ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
-import secureJson from 'secure-json-parse';
+import { EMAIL_PATTERN } from '../../schemas/common';
 import { AppError } from '../errors';
+import { parseJsonBody } from '../json-body';
 
 function ajv(options: Options): Ajv {
   const instance = new Ajv({ useDefaults: true, allErrors: false, strict: false, ...options });
   addFormats(instance);
+  instance.addFormat('email', EMAIL_PATTERN);
   return instance;
+}
+
+/** Digits only, no leading zero: Ajv's coercion alone would take `1e3`, `0x10`, `1.0`, ` 1` or `01`. */
+const PLAIN_INTEGER = /^-?(0|[1-9][0-9]*)$/;
+
+interface Checked { (data: unknown): boolean; errors?: ErrorObject[] | null }
+
+/** Refuses an integer-typed text field not written in plain digits, then runs `validate`. */
+function plainIntegers(schema: object, validate: ValidateFunction): Checked {
+  const { properties = {} } = schema as { properties?: Record<string, { type?: unknown }> };
+  const names = Object.entries(properties).filter(([, property]) => property.type === 'integer').map(([name]) => name);
+  const checked: Checked = (data) => {
+    const fields = data as Record<string, unknown> | null;
+    const bad = names.find((name) => [fields?.[name]].flat().some((v) => typeof v === 'string' && !PLAIN_INTEGER.test(v)));
+    if (bad !== undefined) {
+      checked.errors = [{ keyword: 'type', instancePath: `/${bad}`, schemaPath: '', params: { type: 'integer' }, message: 'must be integer' }];
+      return false;
+    }
+    const valid = validate(data);
+    checked.errors = validate.errors;
+    return valid;
+  };
+  return checked;
 }
 
 export default fp(async function validation(app: FastifyInstance) {
   // Bodies: no coercion (a string is not a number) and no silent removal (an unknown field is a 400).
   const bodies = ajv({ coerceTypes: false, removeAdditional: false });
-  // Query strings and path params arrive as text: coerce them.
+  // Query strings and path params arrive as text: coerce them, once they are written plainly.
   const strings = ajv({ coerceTypes: 'array', removeAdditional: false });
-  app.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'body' ? bodies : strings).compile(schema));
+  app.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'body' ? bodies.compile(schema) : plainIntegers(schema, strings.compile(schema))));
 
-  // `{id}` path segments are positive integers written plainly; Ajv's coercion alone would take `1e3` or `0x10`.
+  // `{id}` path segments are positive integers, checked before authentication (the admin pages word it so).
   app.addHook('preValidation', async (request) => {
     const id = (request.params as { id?: unknown } | undefined)?.id;
     if (typeof id === 'string' && !/^[1-9][0-9]{0,15}$/.test(id)) {
@@ -27,17 +52,22 @@ export default fp(async function validation(app: FastifyInstance) {
     }
   });
 
-  // Fastify parses text/plain by default; the contract accepts JSON only (anything else is 415).
+  // Fastify parses text/plain by default; the contract accepts JSON only (anything else is 415) …
   app.removeContentTypeParser('text/plain');
   app.removeContentTypeParser('application/json');
+  // … except an empty body, which a route without a body accepts whatever its content type.
+  app.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, body, done) => {
+    if ((body as Buffer).length === 0) return done(null, undefined);
+    done(new AppError(415, 'UNSUPPORTED_MEDIA_TYPE', 'Unsupported Media Type'), undefined);
+  });
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
     const text = body as string;
     // An empty body is allowed: routes without a body accept it, routes with one fail validation.
     if (text.trim() === '') return done(null, undefined);
     try {
-      done(null, secureJson.parse(text, undefined, { protoAction: 'error', constructorAction: 'error' }));
-    } catch {
-      done(new AppError(400, 'INVALID_JSON', 'Request body is not valid JSON'), undefined);
+      done(null, parseJsonBody(text));
+    } catch (error) {
+      done(error as AppError, undefined);
     }
   });
 }, { name: 'validation' });

@@ -3,19 +3,25 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { IdParams } from '../../schemas/common';
 import { ConversationFilters } from '../../schemas/conversations';
-import pages, { errorPage } from '../plugins/pages';
+import pages, { errorPage, LOGIN_REASONS } from '../plugins/pages';
 import { threadPage } from '../services/thread-view';
 import { publicUserNow } from '../services/user-view';
 
 const USERS_PER_PAGE = 100;
 const hide = { hide: true }; // pages are not part of the OpenAPI document
+const LoginReason = Type.Unsafe<keyof typeof LOGIN_REASONS>(Type.String({ enum: Object.keys(LOGIN_REASONS) }));
 
 const admin: FastifyPluginAsyncTypebox = async (app) => {
   await app.register(pages);
   const html = 'text/html; charset=utf-8';
 
-  // The script reads ?next= itself; nothing from the query reaches this page.
-  app.get('/login', { schema: hide }, async (_request, reply) => reply.type(html).view('login', { title: 'Log in' }));
+  // The script reads ?next= itself; of the query only the fixed text of a known `reason` reaches this page.
+  app.get('/login', {
+    schema: { ...hide, querystring: Type.Object({ next: Type.Optional(Type.String()), reason: Type.Optional(LoginReason) }, { additionalProperties: false }) },
+  }, async (request, reply) => {
+    const { reason } = request.query;
+    return reply.type(html).view('login', { title: 'Log in', reason: reason && LOGIN_REASONS[reason] });
+  });
 
   app.get('/', {
     preValidation: app.adminPage,

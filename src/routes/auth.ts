@@ -3,7 +3,6 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { LoginBody, LogoutBody, Message, SessionSecurity } from '../../schemas/auth';
 import { errors } from '../../schemas/common';
 import { User } from '../../schemas/users';
-import { durationSeconds } from '../config';
 import { AppError, accountDisabled } from '../errors';
 import loginThrottle from '../plugins/login-throttle';
 import { checkCredentials } from '../services/login';
@@ -19,7 +18,6 @@ const auth: FastifyPluginAsyncTypebox = async (app) => {
     path: '/',
     secure: app.config.cookieSecure,
   } as const;
-  const sessionSeconds = durationSeconds(app.config.jwtTtl);
 
   app.post('/api/login', {
     schema: {
@@ -34,7 +32,7 @@ const auth: FastifyPluginAsyncTypebox = async (app) => {
     if (!user) throw invalidCredentials();
     // Only a caller who knows the password learns that the account is disabled.
     if (!user.isActive) throw accountDisabled();
-    reply.setCookie('token', app.issueToken(user), { ...cookie, maxAge: sessionSeconds });
+    reply.setCookie('token', app.issueToken(user), { ...cookie, maxAge: app.sessionSeconds });
     return { message: 'Login success' };
   });
 

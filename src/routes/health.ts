@@ -2,6 +2,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { errors } from '../../schemas/common';
+import { databaseAnswers } from '../db/client';
 import { AppError } from '../errors';
 
 const Status = Type.Object({ status: Type.String() });
@@ -10,11 +11,7 @@ const health: FastifyPluginAsyncTypebox = async (app) => {
   app.get('/healthz', { schema: { tags: ['health'], response: { 200: Status } } }, async () => ({ status: 'ok' }));
 
   app.get('/readyz', { schema: { tags: ['health'], response: { 200: Status, ...errors(503) } } }, async () => {
-    try {
-      app.db.$client.prepare('SELECT 1').get();
-    } catch {
-      throw new AppError(503, 'DATABASE_UNAVAILABLE', 'The database does not answer');
-    }
+    if (!databaseAnswers(app.db)) throw new AppError(503, 'DATABASE_UNAVAILABLE', 'The database does not answer');
     return { status: 'ready' };
   });
 };

@@ -4,29 +4,12 @@ import { Type } from '@sinclair/typebox';
 import { SessionSecurity } from '../../schemas/auth';
 import { errors, IdParams } from '../../schemas/common';
 import { CreateUserBody, ListUsersQuery, UpdateUserBody, User, UserList } from '../../schemas/users';
-import type { UserRow } from '../db/tables';
-import type { WriteResult } from '../db/users-repo';
 import { AppError, userNotFound } from '../errors';
-import { userColumns } from '../services/user-fields';
+import { userColumns, writtenUser } from '../services/user-fields';
 import { publicUserNow } from '../services/user-view';
-
-const CONFLICTS = {
-  email: ['EMAIL_TAKEN', 'Another user has this e-mail address'],
-  messaging_phone_number_id: ['PHONE_NUMBER_ID_TAKEN', 'Another user has this messaging phone number id'],
-} as const;
-
-/** The written user, or the 409 of the unique field that was already taken. */
-function written(result: WriteResult): UserRow {
-  if (!result.ok) {
-    const [code, message] = CONFLICTS[result.conflict];
-    throw new AppError(409, code, message);
-  }
-  return result.user;
-}
 
 const users: FastifyPluginAsyncTypebox = async (app) => {
   const adminOnly = app.requireRole('ADMIN');
-  const view = (user: UserRow) => publicUserNow(user, app);
   const tags = ['users'];
   const security = SessionSecurity;
 
@@ -34,8 +17,8 @@ const users: FastifyPluginAsyncTypebox = async (app) => {
     preValidation: adminOnly,
     schema: { tags, security, body: CreateUserBody, response: { 201: User, ...errors(400, 401, 403, 409) } },
   }, async (request, reply) => {
-    const user = written(app.usersRepo.create(await userColumns(request.body), app.now()));
-    return reply.code(201).send(view(user));
+    const user = writtenUser(app.usersRepo.create(await userColumns(request.body), app.now()));
+    return reply.code(201).send(publicUserNow(user, app));
   });
 
   app.put('/api/user/update/:id', {
@@ -49,7 +32,7 @@ const users: FastifyPluginAsyncTypebox = async (app) => {
     }
     const result = app.usersRepo.update(id, await userColumns(request.body), app.now());
     if (!result) throw userNotFound();
-    return view(written(result));
+    return publicUserNow(writtenUser(result), app);
   });
 
   app.delete('/api/user/delete/:id', {
@@ -67,7 +50,7 @@ const users: FastifyPluginAsyncTypebox = async (app) => {
     schema: { tags, security, querystring: ListUsersQuery, response: { 200: UserList, ...errors(400, 401, 403) } },
   }, async (request) => {
     const page = app.usersRepo.list(request.query.limit, request.query.offset);
-    return { users: page.users.map(view), total: page.total };
+    return { users: page.users.map((user) => publicUserNow(user, app)), total: page.total };
   });
 
   app.get('/api/user/:id', {
@@ -76,7 +59,7 @@ const users: FastifyPluginAsyncTypebox = async (app) => {
   }, async (request) => {
     const user = app.usersRepo.findById(request.params.id);
     if (!user) throw userNotFound();
-    return view(user);
+    return publicUserNow(user, app);
   });
 };
 export default users;

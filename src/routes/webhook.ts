@@ -1,11 +1,10 @@
 // The network's webhook: the verification handshake and signed callbacks into the durable inbox (SPEC §6).
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import secureJson from 'secure-json-parse';
 import { errors } from '../../schemas/common';
 import { VerifyQuery, WebhookAck } from '../../schemas/webhook';
-import { createWebhookEventsRepo } from '../db/webhook-events-repo';
 import { AppError } from '../errors';
+import { parseJsonBody } from '../json-body';
 import { createInbox } from '../webhooks/inbox';
 import { isValidSignature, sameSecret } from '../webhooks/signature';
 
@@ -14,12 +13,7 @@ const BODY_LIMIT = 3 * 1024 * 1024;
 
 /** The body as a JSON object, or a 400: the network only ever sends an object. */
 function parseObject(text: string): object {
-  let value: unknown;
-  try {
-    value = secureJson.parse(text, undefined, { protoAction: 'error', constructorAction: 'error' });
-  } catch {
-    throw new AppError(400, 'INVALID_JSON', 'Request body is not valid JSON');
-  }
+  const value = parseJsonBody(text);
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     throw new AppError(400, 'INVALID_PAYLOAD', 'Request body must be a JSON object');
   }
@@ -29,7 +23,7 @@ function parseObject(text: string): object {
 const webhook: FastifyPluginAsyncTypebox = async (app) => {
   const { messagingVerifyToken: verifyToken, messagingAppSecret: appSecret } = app.config;
   const inbox = createInbox({
-    events: createWebhookEventsRepo(app.db), users: app.usersRepo, messages: app.messagesRepo, now: app.now, log: app.log,
+    events: app.webhookEventsRepo, users: app.usersRepo, messages: app.messagesRepo, now: app.now, log: app.log,
   });
 
   // Before listening: events whose processing failed or never ran are processed again.
@@ -54,7 +48,8 @@ const webhook: FastifyPluginAsyncTypebox = async (app) => {
     if (query['hub.mode'] !== 'subscribe' || !tokenMatches) {
       throw new AppError(403, 'VERIFICATION_FAILED', 'Wrong hub.mode or hub.verify_token, or no verify token is configured');
     }
-    return reply.type('text/plain; charset=utf-8').send(query['hub.challenge']);
+    // The challenge is the caller's text: never let a browser sniff it into HTML.
+    return reply.type('text/plain; charset=utf-8').header('x-content-type-options', 'nosniff').send(query['hub.challenge']);
   });
 
   app.post(WEBHOOK_PATH, {

@@ -1,6 +1,6 @@
 // One message of the API answer -> what a chat bubble on the admin thread page shows.
 import type { ErrorInfo, Message } from '../../schemas/conversations';
-import { clockTime, fullTime } from './local-time';
+import { clockTime, fullTime } from '../time';
 
 export interface Tick { cls: string; symbol: string; label: string }
 export interface Bubble {

@@ -9,6 +9,12 @@ const UNAVAILABLE_TITLES = {
   unreachable: 'The messaging network could not be reached',
   bad_answer: 'The messaging network answered in an unexpected way',
 } as const;
+// Only an unreachable network certainly did not take the message; after a timeout or an odd answer it may have.
+const UNAVAILABLE_OUTCOMES = {
+  timeout: 'the message may or may not have been sent; no credit was used',
+  unreachable: 'the message was not sent and no credit was used',
+  bad_answer: 'the message may or may not have been sent; no credit was used',
+} as const;
 
 /** The message's `error_json`: `{code, title, details}` (as in status callbacks) plus the network's whole refusal. */
 export function failureRecord(result: Failure): string {
@@ -28,6 +34,6 @@ export function failureError(result: Failure): AppError {
       return new AppError(429, 'MESSAGING_RATE_LIMITED', `The messaging network is throttling; retry after ${result.retryAfterSeconds} s`,
         { upstream: result.upstream }, { 'retry-after': String(result.retryAfterSeconds) });
     case 'unavailable':
-      return new AppError(504, 'MESSAGING_UNAVAILABLE', `${UNAVAILABLE_TITLES[result.reason]}; the message was not sent and no credit was used`);
+      return new AppError(504, 'MESSAGING_UNAVAILABLE', `${UNAVAILABLE_TITLES[result.reason]}; ${UNAVAILABLE_OUTCOMES[result.reason]}`);
   }
 }

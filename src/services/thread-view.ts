@@ -3,9 +3,9 @@
 import { FILTERS, MESSAGE_TYPES, type Filter } from '../../schemas/conversations';
 import { MESSAGES_PER_CONVERSATION, type ConversationsRepo } from '../db/conversations-repo';
 import type { UserRow } from '../db/tables';
+import { dayHeading, dayKey, fullTime, shortWhen, whenWithTime } from '../time';
 import { bubble, type Bubble } from './bubble-view';
 import { messageQuery, serviceWindowExpiresAt, withMessages, type Filters } from './conversations';
-import { dayHeading, dayKey, fullTime, shortWhen, whenWithTime } from './local-time';
 
 export const PERIOD_LABELS: Record<Filter, string> = {
   all: 'All time', today: 'Today', yesterday: 'Yesterday', last_7_days: 'Last 7 days', last_30_days: 'Last 30 days', this_month: 'This month',

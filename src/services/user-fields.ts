@@ -1,6 +1,8 @@
-// API user fields -> database columns; a given password becomes its argon2id hash.
+// API user fields <-> database columns: a given password becomes its argon2id hash, a taken unique column its 409.
 import type { CreateUserBody, UpdateUserBody } from '../../schemas/users';
-import type { NewUser, UserChanges } from '../db/users-repo';
+import type { UserRow } from '../db/tables';
+import type { NewUser, UserChanges, WriteResult } from '../db/users-repo';
+import { AppError } from '../errors';
 import { hashPassword } from './passwords';
 
 export async function userColumns(body: CreateUserBody): Promise<NewUser>;
@@ -17,4 +19,18 @@ export async function userColumns(body: UpdateUserBody): Promise<UserChanges> {
     messagingPhoneNumberId: body.messaging_phone_number_id,
     monthlyCredits: body.monthly_credits,
   };
+}
+
+const CONFLICTS = {
+  email: ['EMAIL_TAKEN', 'Another user has this e-mail address'],
+  messaging_phone_number_id: ['PHONE_NUMBER_ID_TAKEN', 'Another user has this messaging phone number id'],
+} as const;
+
+/** The written user, or the 409 of the unique field that was already taken. */
+export function writtenUser(result: WriteResult): UserRow {
+  if (!result.ok) {
+    const [code, message] = CONFLICTS[result.conflict];
+    throw new AppError(409, code, message);
+  }
+  return result.user;
 }

@@ -1,17 +1,13 @@
 // Wire items -> what the gateway stores: inbound message rows, status events, errors as {code, title, details}.
-import type { InboundMessage, Status } from '../../schemas/webhook';
+import type { NetworkInboundMessage as InboundMessage, NetworkStatus as Status } from '../../schemas/network';
 import type { CallbackStatus, NewInbound, StatusEvent } from '../db/messages-repo';
+import { errorInfo, fields, num, str } from './loose-json';
 
-type Fields = Record<string, unknown>;
 const MEDIA_TYPES = new Set(['image', 'audio', 'video', 'document', 'sticker']);
 const CALLBACK_STATUSES = new Set<string>(['sent', 'delivered', 'read', 'failed']);
 // Where a type's readable text lives, in order of preference (text.body, image.caption, button.text …).
 const TEXT_FIELDS = ['body', 'caption', 'filename', 'text', 'title', 'name', 'address'];
 
-const fields = (value: unknown): Fields | undefined =>
-  typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Fields) : undefined;
-const str = (value: unknown): string | null => (typeof value === 'string' && value !== '' ? value : null);
-const num = (value: unknown): number | null => (typeof value === 'number' && Number.isFinite(value) ? value : null);
 const firstText = (value: unknown): string | null =>
   TEXT_FIELDS.map((key) => str(fields(value)?.[key])).find((text) => text !== null) ?? null;
 
@@ -20,10 +16,8 @@ const isCallbackStatus = (status: string): status is CallbackStatus => CALLBACK_
 
 /** The first error of a network `errors` array as `{code, title, details}` JSON, or null. */
 export function errorJson(errors: unknown): string | null {
-  const first = Array.isArray(errors) ? fields(errors[0]) : undefined;
-  if (!first) return null;
-  const details = str(fields(first.error_data)?.details);
-  return JSON.stringify({ code: num(first.code), title: str(first.title) ?? str(first.message), details });
+  const info = Array.isArray(errors) ? errorInfo(errors) : null;
+  return info && JSON.stringify(info);
 }
 
 /** Readable text of any message type; null when it has none (image without caption, removed reaction …). */

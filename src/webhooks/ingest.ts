@@ -1,14 +1,16 @@
 // Callback envelope -> stored facts: every entry, change, message and status is handled on its own.
 import type { Static, TSchema } from '@sinclair/typebox';
 import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler';
-import { Change, Entry, Envelope, InboundMessage, MessagesValue, Status } from '../../schemas/webhook';
+import {
+  NetworkChange, NetworkEntry, NetworkEnvelope, NetworkInboundMessage, NetworkMessagesValue, NetworkStatus,
+} from '../../schemas/network';
 import type { NewInbound, StatusEvent } from '../db/messages-repo';
 import { contactName, errorJson, inboundRow, statusEvent } from './facts';
 
 export interface IngestDeps {
   userIdFor(phoneNumberId: string): number | undefined;
   insertInbound(message: NewInbound): boolean;
-  applyStatus(wamid: string, event: StatusEvent, receivedAt: number): unknown;
+  applyStatus(userId: number, wamid: string, event: StatusEvent, receivedAt: number): unknown;
   /** Runs one item atomically (a savepoint), so an item that throws leaves nothing half-written. */
   atomic(body: () => void): void;
 }
@@ -17,12 +19,12 @@ export interface IngestDeps {
 export interface IngestResult { failed: boolean; notes: string[] }
 
 const checks = {
-  envelope: TypeCompiler.Compile(Envelope),
-  entry: TypeCompiler.Compile(Entry),
-  change: TypeCompiler.Compile(Change),
-  value: TypeCompiler.Compile(MessagesValue),
-  message: TypeCompiler.Compile(InboundMessage),
-  status: TypeCompiler.Compile(Status),
+  envelope: TypeCompiler.Compile(NetworkEnvelope),
+  entry: TypeCompiler.Compile(NetworkEntry),
+  change: TypeCompiler.Compile(NetworkChange),
+  value: TypeCompiler.Compile(NetworkMessagesValue),
+  message: TypeCompiler.Compile(NetworkInboundMessage),
+  status: TypeCompiler.Compile(NetworkStatus),
 };
 
 export function ingest(payload: unknown, receivedAt: number, deps: IngestDeps): IngestResult {
@@ -45,7 +47,7 @@ export function ingest(payload: unknown, receivedAt: number, deps: IngestDeps): 
     }
   }
 
-  function messagesValue(value: Static<typeof MessagesValue>, path: string): void {
+  function messagesValue(value: Static<typeof NetworkMessagesValue>, path: string): void {
     value.errors?.forEach((error, i) => note(`${path}.errors[${i}]`, `the network reported ${errorJson([error]) ?? 'an error'}`));
     const phoneNumberId = value.metadata.phone_number_id;
     const userId = deps.userIdFor(phoneNumberId);
@@ -62,7 +64,7 @@ export function ingest(payload: unknown, receivedAt: number, deps: IngestDeps): 
       const at = `${path}.statuses[${i}]`;
       if (!valid(checks.status, status, at)) return;
       const event = statusEvent(status);
-      if (event) guarded(at, () => deps.applyStatus(status.id, event, receivedAt));
+      if (event) guarded(at, () => deps.applyStatus(userId, status.id, event, receivedAt));
       else note(at, `status "${status.status}" is not tracked`);
     });
   }

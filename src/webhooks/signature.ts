@@ -3,17 +3,16 @@ import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 
 const SIGNATURE = /^sha256=([0-9a-f]{64})$/i;
 
-/** `sha256=<hex>` of HMAC-SHA256(body, secret): the header value the network sends. */
-export function signBody(body: Buffer | string, secret: string): string {
-  return 'sha256=' + createHmac('sha256', secret).update(body).digest('hex');
-}
+const hmac = (body: Buffer | string, secret: string): Buffer => createHmac('sha256', secret).update(body).digest();
+
+/** `sha256=<hex>` of HMAC-SHA256(body, secret): the header value the network sends (and the sandbox). */
+export const signBody = (body: Buffer | string, secret: string): string => 'sha256=' + hmac(body, secret).toString('hex');
 
 /** True when `header` is the HMAC of exactly these bytes under `secret`. */
 export function isValidSignature(body: Buffer, header: string | undefined, secret: string): boolean {
   const hex = header === undefined ? undefined : SIGNATURE.exec(header)?.[1];
   if (hex === undefined) return false;
-  const expected = createHmac('sha256', secret).update(body).digest();
-  return timingSafeEqual(Buffer.from(hex, 'hex'), expected);
+  return timingSafeEqual(Buffer.from(hex, 'hex'), hmac(body, secret));
 }
 
 /** Constant-time string equality, also when the lengths differ (both sides are hashed first). */

@@ -1,0 +1,86 @@
+// SPEC §2 at the edges: query integers, request ids, URLs Fastify refuses, body-less routes, secrets in logged URLs.
+import t from 'tap';
+import { bearer, buildTestApp, createAdmin } from './helper';
+
+const err = (statusCode: number, code: string, error: string, message: string) => ({ statusCode, code, error, message });
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+t.test('query integers are plain digits within range', async (t) => {
+  const { app } = await buildTestApp(t);
+  const admin = await createAdmin(app);
+  const auth = bearer(app, admin);
+  const cases: [string, string][] = [
+    [`/api/users?offset=1e300`, 'querystring/offset must be integer'],
+    [`/api/users?offset=99999999999999999999`, 'querystring/offset must be <= 9007199254740991'],
+    [`/api/users?offset=9007199254740992`, 'querystring/offset must be <= 9007199254740991'],
+  ];
+  for (const url of ['/api/users', `/api/user/${admin.id}/conversations`]) {
+    for (const value of ['1e2', '0x10', '1.0', '%201', '1%20', '01', '+1', '']) cases.push([`${url}?limit=${value}`, 'querystring/limit must be integer']);
+  }
+  for (const [url, message] of cases) {
+    const res = await app.inject({ method: 'GET', url, headers: auth });
+    t.equal(res.statusCode, 400, url);
+    t.same(res.json(), err(400, 'VALIDATION_ERROR', 'Bad Request', message), url);
+  }
+  const far = await app.inject({ method: 'GET', url: '/api/users?offset=9007199254740991&limit=7', headers: auth });
+  t.same(far.json(), { users: [], total: 1 }, 'the largest offset is an empty page');
+  const plain = await app.inject({ method: 'GET', url: `/api/user/${admin.id}/conversations?limit=7`, headers: auth });
+  t.equal(plain.statusCode, 200, 'plain digits pass');
+});
+
+t.test('a caller request id is kept only when short and plain', async (t) => {
+  const { app, logs } = await buildTestApp(t);
+  const hostile = `<script>${'x'.repeat(463)}</script>`;
+  t.equal(hostile.length, 480);
+  for (const [given, kept] of [['trace-42.a_B', true], [hostile, false], ['a'.repeat(129), false], ['a'.repeat(128), true], ['a b', false]] as const) {
+    const res = await app.inject({ method: 'GET', url: '/healthz', headers: { 'x-request-id': given } });
+    if (kept) t.equal(res.headers['x-request-id'], given, given);
+    else t.match(res.headers['x-request-id'], UUID, given.slice(0, 20));
+  }
+  t.notMatch(logs(), /<script>|x{463}/, 'a refused id is not logged');
+});
+
+t.test('URLs the router refuses get the error shape and a request id', async (t) => {
+  const { app } = await buildTestApp(t);
+  const auth = bearer(app, await createAdmin(app));
+  const cases: [string, string][] = [
+    ['/api/user/%/conversations', 'The URL is not valid: bad percent-encoding'],
+    ['/api/user/%zz', 'The URL is not valid: bad percent-encoding'],
+    [`/api/user/${'9'.repeat(300)}/conversations`, 'A path segment is longer than 200 characters'],
+  ];
+  for (const [url, message] of cases) {
+    const res = await app.inject({ method: 'GET', url, headers: { ...auth, 'x-request-id': 'edge-1' } });
+    t.equal(res.statusCode, 400, url.slice(0, 40));
+    t.same(res.json(), err(400, 'BAD_REQUEST', 'Bad Request', message), url.slice(0, 40));
+    t.equal(res.headers['x-request-id'], 'edge-1');
+  }
+});
+
+t.test('a route without a body accepts an empty one of any content type, and nothing else', async (t) => {
+  const { app } = await buildTestApp(t);
+  const logout = (contentType: string, payload: string) => app.inject({ method: 'POST', url: '/api/logout', headers: { 'content-type': contentType }, payload });
+  for (const type of ['text/plain', 'application/x-www-form-urlencoded', 'application/octet-stream', 'application/json']) {
+    const res = await logout(type, '');
+    t.equal(res.statusCode, 200, `${type}, empty`);
+    t.same(res.json(), { message: 'Logged out' });
+  }
+  const UNSUPPORTED = err(415, 'UNSUPPORTED_MEDIA_TYPE', 'Unsupported Media Type', 'Unsupported Media Type');
+  for (const [url, payload] of [['/api/logout', 'x'], ['/api/login', '{"email":"a@b.c","password":"long-enough"}']]) {
+    const res = await app.inject({ method: 'POST', url, headers: { 'content-type': 'text/plain' }, payload });
+    t.equal(res.statusCode, 415, `${url}, text/plain with a body`);
+    t.same(res.json(), UNSUPPORTED);
+  }
+  const login = await app.inject({ method: 'POST', url: '/api/login', headers: { 'content-type': 'text/plain' }, payload: '' });
+  t.same(login.json(), err(400, 'VALIDATION_ERROR', 'Bad Request', 'body must be object'), 'a route with a body still needs one');
+});
+
+t.test('the webhook verify token never reaches the logs', async (t) => {
+  const { app, logs } = await buildTestApp(t, { messagingVerifyToken: 'SECRETVT' });
+  for (const key of ['hub.verify_token', 'hub%2Everify_token', '%68ub.verify_token']) {
+    const res = await app.inject({ method: 'GET', url: `/api/messaging/webhook?hub.mode=subscribe&${key}=SECRETVT&hub.challenge=1` });
+    t.equal(res.statusCode, 200, key);
+    t.equal(res.body, '1');
+  }
+  t.match(logs(), /"url":"\/api\/messaging\/webhook\?hub\.mode=subscribe&hub\.verify_token=\[redacted\]&hub\.challenge=1"/);
+  t.notOk(logs().includes('SECRETVT'), 'the token is not in the logs');
+});
