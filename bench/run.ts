@@ -61,6 +61,7 @@ async function main(): Promise<void> {
       { name: 'GET /healthz', method: 'GET', path: '/healthz', connections: 50 },
       { name: 'POST webhook (signed status callbacks)', method: 'POST', path: '/api/messaging/webhook', connections: 50, bodies: callbacks },
       { name: 'GET conversations (limit 50)', method: 'GET', path: conversations, connections: 10, headers: { cookie } },
+      { name: 'GET conversations (limit 10)', method: 'GET', path: conversations + '?limit=10', connections: 10, headers: { cookie } },
       { name: 'GET conversations (text, last 7 days)', method: 'GET', path: conversations + '?type=text&filter=last_7_days', connections: 10, headers: { cookie } },
     ];
     const rows: string[] = ['| scenario | gateway req/s | baseline req/s | ratio | gateway p50 / p99 ms | non-2xx |', '|---|---|---|---|---|---|'];
