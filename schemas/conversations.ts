@@ -4,7 +4,6 @@ import { Nullable, Timestamp } from './common';
 
 export const MESSAGE_TYPES = ['text', 'template', 'image', 'audio', 'video', 'document', 'sticker', 'location', 'contacts',
   'interactive', 'button', 'reaction', 'order', 'system', 'unsupported'] as const;
-export type MessageType = (typeof MESSAGE_TYPES)[number];
 export const FILTERS = ['today', 'yesterday', 'last_7_days', 'last_30_days', 'this_month', 'all'] as const;
 export type Filter = (typeof FILTERS)[number];
 

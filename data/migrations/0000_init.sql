@@ -66,8 +66,6 @@ CREATE TABLE `messages` (
 CREATE UNIQUE INDEX `messages_user_wamid` ON `messages` (`user_id`,`wamid`);--> statement-breakpoint
 CREATE INDEX `messages_conversation_created` ON `messages` (`conversation_id`,`created_at`);--> statement-breakpoint
 CREATE INDEX `messages_conversation_type_created` ON `messages` (`conversation_id`,`type`,`created_at`);--> statement-breakpoint
-CREATE INDEX `messages_user_created` ON `messages` (`user_id`,`created_at`);--> statement-breakpoint
-CREATE INDEX `messages_user_type_created` ON `messages` (`user_id`,`type`,`created_at`);--> statement-breakpoint
 CREATE TABLE `orphan_statuses` (
 	`id` integer PRIMARY KEY AUTOINCREMENT NOT NULL,
 	`user_id` integer NOT NULL,

@@ -63,12 +63,11 @@ export const messages = sqliteTable('messages', {
   createdAt: integer('created_at').notNull(),
   statusUpdatedAt: integer('status_updated_at'),
 }, (t) => [
+  // Also the index behind ON DELETE CASCADE from users (user_id leads).
   uniqueIndex('messages_user_wamid').on(t.userId, t.wamid),
   index('messages_conversation_created').on(t.conversationId, t.createdAt),
   // The conversations view filtered by type: its newest, its count and its latest 200, each one index range.
   index('messages_conversation_type_created').on(t.conversationId, t.type, t.createdAt),
-  index('messages_user_created').on(t.userId, t.createdAt),
-  index('messages_user_type_created').on(t.userId, t.type, t.createdAt),
 ]);
 
 // Every status callback, in the network's own time; the unique key makes redeliveries no-ops.

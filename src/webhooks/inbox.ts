@@ -112,4 +112,3 @@ export function createInbox(deps: InboxDeps) {
     },
   };
 }
-export type Inbox = ReturnType<typeof createInbox>;
