@@ -96,6 +96,10 @@ export function createMessagesRepo(db: DB) {
       return 'applied';
     },
 
+    /** Forgets statuses whose send never stored their wamid (e.g. it timed out); returns how many. */
+    pruneOrphans: (receivedBefore: number): number =>
+      db.delete(orphanStatuses).where(lt(orphanStatuses.receivedAt, receivedBefore)).run().changes,
+
     /** Stores an inbound message once per user and wamid; false for a redelivery. */
     insertInbound(m: NewInbound): boolean {
       const conversation = conversationId(m.userId, m.contactWaId, m.contactName, m.createdAt, m.createdAt);

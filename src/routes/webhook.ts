@@ -10,6 +10,8 @@ import { isValidSignature, sameSecret } from '../webhooks/signature';
 
 const WEBHOOK_PATH = '/api/messaging/webhook';
 const BODY_LIMIT = 3 * 1024 * 1024;
+/** A send answers within 2 × the timeout: a status still unmatched after a week never will be. */
+const ORPHAN_TTL_MS = 7 * 86_400_000;
 
 /** The body as a JSON object, or a 400: the network only ever sends an object. */
 function parseObject(text: string): object {
@@ -30,6 +32,8 @@ const webhook: FastifyPluginAsyncTypebox = async (app) => {
   app.addHook('onReady', async () => {
     const replayed = inbox.replay();
     if (replayed.events > 0) app.log.info(replayed, 'webhook events processed again at start-up');
+    const pruned = app.messagesRepo.pruneOrphans(app.now().getTime() - ORPHAN_TTL_MS);
+    if (pruned > 0) app.log.info({ pruned }, 'unmatched statuses older than a week forgotten');
   });
 
   // The signature is over the raw bytes: keep them (this plugin's scope only), parse after checking.
