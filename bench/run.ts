@@ -1,11 +1,11 @@
 // `npm run bench`: the gateway's hot paths against a bare Fastify baseline, in the same run,
 // on a seeded database. Prints requests/s, latency and the ratio to the baseline.
-import { createHmac } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
 import { statusCallbackPayload } from '../src/messaging/sandbox';
+import { signBody } from '../src/webhooks/signature';
 import { BENCH_PASSWORD, seed } from './seed';
 import { startServer, type Running } from './processes';
 
@@ -27,7 +27,7 @@ async function load(base: string, s: Scenario, sign: boolean): Promise<Result> {
         if (bodies.length === 0) return request;
         const body = bodies[next++ % bodies.length]!;
         const headers = { ...request.headers };
-        if (sign) headers['x-hub-signature-256'] = 'sha256=' + createHmac('sha256', APP_SECRET).update(body).digest('hex');
+        if (sign) headers['x-hub-signature-256'] = signBody(body, APP_SECRET);
         return { ...request, body, headers };
       },
     }],

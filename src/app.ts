@@ -6,7 +6,7 @@ import { durationSeconds, type Config } from './config';
 import { resolveJwtSecret } from './jwt-secret';
 import authPlugin from './plugins/auth';
 import dbPlugin from './plugins/db';
-import errorHandler, { routingError } from './plugins/error-handler';
+import errorHandler, { clientError, routingError } from './plugins/error-handler';
 import messagingPlugin from './plugins/messaging';
 import openapi from './plugins/openapi';
 import validation from './plugins/validation';
@@ -36,15 +36,16 @@ declare module 'fastify' {
 
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,128}$/;
 
-/** The URL with the webhook's verify token masked: the one secret a caller puts in a query string. */
+/** The URL with the webhook's verify token masked (any spelling of its key): the one secret a caller puts in a query string. */
 function loggedUrl(url: string): string {
   const at = url.indexOf('?');
   if (at === -1) return url;
-  const pairs = url.slice(at + 1).split('&').map((pair) => {
-    const key = pair.split('=', 1)[0]!;
-    return decodedKey(key) === 'hub.verify_token' ? `${key}=[redacted]` : pair;
+  // Split on both separators, keeping them, so `;`-separated queries are masked too.
+  const parts = url.slice(at + 1).split(/([&;])/).map((part) => {
+    const key = part.split('=', 1)[0]!;
+    return part.includes('=') && decodedKey(key).toLowerCase().includes('verify_token') ? `${key}=[redacted]` : part;
   });
-  return `${url.slice(0, at + 1)}${pairs.join('&')}`;
+  return `${url.slice(0, at + 1)}${parts.join('')}`;
 }
 
 function decodedKey(key: string): string {
@@ -86,6 +87,7 @@ export async function buildApp(config: Config, options: AppOptions = {}) {
     },
     routerOptions: { maxParamLength: 200 },
     frameworkErrors: routingError,
+    clientErrorHandler: clientError,
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   app.decorate('config', config);

@@ -49,6 +49,8 @@ t.test('without a valid admin session every page redirects to the login page, ke
   const login = await page('/admin/login?next=%2Fadmin', {});
   isPage(t, login, 200, /<form id="login-form"/);
   t.notMatch(login.body, /role="status"/);
+  // A link's extra parameters never keep the form from opening.
+  isPage(t, await page('/admin/login?next=%2Fadmin&utm_source=mail', {}), 200, /<form id="login-form"/);
   isPage(t, await page('/admin/login?next=%2Fadmin&reason=disabled', {}), 200,
     /<p class="form-error" role="status">Your account has been disabled\. Another administrator can enable it again\.<\/p>/);
   isPage(t, await page('/admin/login?reason=ended', {}), 200, /role="status">Your session has ended: it expired, your password was changed or your account was deleted\.</);

@@ -1,4 +1,5 @@
 // SPEC §2 at the edges: query integers, request ids, URLs Fastify refuses, body-less routes, secrets in logged URLs.
+import { connect } from 'node:net';
 import t from 'tap';
 import { bearer, buildTestApp, createAdmin } from './helper';
 
@@ -82,5 +83,36 @@ t.test('the webhook verify token never reaches the logs', async (t) => {
     t.equal(res.body, '1');
   }
   t.match(logs(), /"url":"\/api\/messaging\/webhook\?hub\.mode=subscribe&hub\.verify_token=\[redacted\]&hub\.challenge=1"/);
+  // Misspelt or oddly separated: refused, and masked all the same.
+  for (const query of ['hub.verify_token+=SECRETVT', 'hub.verify_token%00=SECRETVT', 'hub.mode=subscribe;hub.verify_token=SECRETVT']) {
+    const res = await app.inject({ method: 'GET', url: `/api/messaging/webhook?${query}&hub.challenge=1` });
+    t.equal(res.statusCode, 400, query);
+  }
   t.notOk(logs().includes('SECRETVT'), 'the token is not in the logs');
+});
+
+t.test('a request Node cannot parse still gets the error shape and a request id', async (t) => {
+  const { app } = await buildTestApp(t);
+  await app.listen({ host: '127.0.0.1', port: 0 });
+  const { port } = app.server.address() as { port: number };
+  const raw = (request: string) => new Promise<string>((resolve, reject) => {
+    const socket = connect(port, '127.0.0.1', () => socket.write(request));
+    let answer = '';
+    socket.on('data', (chunk) => { answer += chunk.toString(); });
+    socket.on('end', () => resolve(answer));
+    socket.on('error', reject);
+  });
+  const parts = (answer: string) => {
+    const [head, body] = answer.split('\r\n\r\n');
+    return { status: head!.split('\r\n')[0], requestId: /x-request-id: (\S+)/i.exec(head!)?.[1], body: JSON.parse(body!) };
+  };
+
+  const bad = parts(await raw('GET /healthz HTTP/1.1\r\nHost: x\r\nthis is not a header\r\n\r\n'));
+  t.equal(bad.status, 'HTTP/1.1 400 Bad Request');
+  t.match(bad.requestId, UUID);
+  t.same(bad.body, err(400, 'BAD_REQUEST', 'Bad Request', 'The request could not be parsed'));
+
+  const huge = parts(await raw(`GET /healthz HTTP/1.1\r\nHost: x\r\nx-big: ${'a'.repeat(20_000)}\r\n\r\n`));
+  t.equal(huge.status, 'HTTP/1.1 431 Request Header Fields Too Large');
+  t.same(huge.body, err(431, 'HEADERS_TOO_LARGE', 'Request Header Fields Too Large', 'The request headers are too large'));
 });

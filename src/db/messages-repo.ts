@@ -45,6 +45,15 @@ export function createMessagesRepo(db: DB) {
   const takeOrphans = client.prepare<[number, string], { status: CallbackStatus; at: number; error_json: string | null }>(
     'DELETE FROM orphan_statuses WHERE user_id = ? AND wamid = ? RETURNING status, at, error_json');
 
+  // The webhook's hot path: prepared once; a redelivered (user, wamid) changes nothing.
+  const insertInboundRow = client.prepare<{
+    userId: number; conversationId: number; type: string; text: string | null; wamid: string; payloadJson: string;
+    mediaJson: string | null; locationJson: string | null; replyTo: string | null; errorJson: string | null; createdAt: number;
+  }>(`INSERT INTO messages (user_id, conversation_id, direction, type, text, wamid, status, status_rank, payload_json,
+      media_json, location_json, reply_to, error_json, created_at)
+    VALUES (@userId, @conversationId, 'inbound', @type, @text, @wamid, 'received', 0, @payloadJson,
+      @mediaJson, @locationJson, @replyTo, @errorJson, @createdAt)
+    ON CONFLICT (user_id, wamid) DO NOTHING`);
   const conversationId = (userId: number, waId: string, name: string | null, at: number, inboundAt: number | null) =>
     touchConversation.get(userId, waId, name, at, inboundAt)!.id;
 
@@ -103,12 +112,11 @@ export function createMessagesRepo(db: DB) {
     /** Stores an inbound message once per user and wamid; false for a redelivery. */
     insertInbound(m: NewInbound): boolean {
       const conversation = conversationId(m.userId, m.contactWaId, m.contactName, m.createdAt, m.createdAt);
-      const result = db.insert(messages).values({
-        userId: m.userId, conversationId: conversation, direction: 'inbound', type: m.type, text: m.text, wamid: m.wamid,
-        status: 'received', statusRank: 0, payloadJson: m.payloadJson, mediaJson: m.mediaJson ?? null,
-        locationJson: m.locationJson ?? null, replyTo: m.replyTo ?? null, errorJson: m.errorJson ?? null, createdAt: m.createdAt,
-      }).onConflictDoNothing({ target: [messages.userId, messages.wamid] }).run();
-      return result.changes > 0;
+      return insertInboundRow.run({
+        userId: m.userId, conversationId: conversation, type: m.type, text: m.text, wamid: m.wamid, payloadJson: m.payloadJson,
+        mediaJson: m.mediaJson ?? null, locationJson: m.locationJson ?? null, replyTo: m.replyTo ?? null,
+        errorJson: m.errorJson ?? null, createdAt: m.createdAt,
+      }).changes > 0;
     },
 
     findById: (id: number): MessageRow | undefined => db.select().from(messages).where(eq(messages.id, id)).get(),

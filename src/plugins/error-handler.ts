@@ -1,5 +1,7 @@
 // Turns every error into the one SPEC §2 shape, with a machine `code`; never leaks internals.
+import { randomUUID } from 'node:crypto';
 import { STATUS_CODES } from 'node:http';
+import type { Duplex } from 'node:stream';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { AppError } from '../errors';
@@ -35,6 +37,21 @@ const ROUTING_MESSAGES: Record<string, string> = {
 };
 
 /** Fastify's `frameworkErrors`: our shape and the request id, as for every other answer. */
+/** Requests Node cannot parse at all (a bad header line, headers too large): our shape, written on the raw socket. */
+export function clientError(error: Error & { code?: string }, socket: Duplex): void {
+  if (error.code === 'ECONNRESET' || !socket.writable) {
+    socket.destroy();
+    return;
+  }
+  const tooLarge = error.code === 'HPE_HEADER_OVERFLOW';
+  const status = tooLarge ? 431 : 400;
+  const body = JSON.stringify(tooLarge
+    ? errorBody(status, 'HEADERS_TOO_LARGE', 'The request headers are too large')
+    : errorBody(status, 'BAD_REQUEST', 'The request could not be parsed'));
+  socket.end(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\ncontent-type: application/json; charset=utf-8\r\n`
+    + `content-length: ${Buffer.byteLength(body)}\r\nx-request-id: ${randomUUID()}\r\nconnection: close\r\n\r\n${body}`);
+}
+
 export function routingError(error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
   reply.header('x-request-id', request.id).code(400).send(errorBody(400, 'BAD_REQUEST', ROUTING_MESSAGES[error.code] ?? 'Bad request'));
 }

@@ -16,8 +16,9 @@ const admin: FastifyPluginAsyncTypebox = async (app) => {
   const html = 'text/html; charset=utf-8';
 
   // The script reads ?next= itself; of the query only the fixed text of a known `reason` reaches this page.
+  // Other parameters (e.g. a link's utm_*) are ignored: a login form must always open.
   app.get('/login', {
-    schema: { ...hide, querystring: Type.Object({ next: Type.Optional(Type.String()), reason: Type.Optional(LoginReason) }, { additionalProperties: false }) },
+    schema: { ...hide, querystring: Type.Object({ next: Type.Optional(Type.String()), reason: Type.Optional(LoginReason) }) },
   }, async (request, reply) => {
     const { reason } = request.query;
     return reply.type(html).view('login', { title: 'Log in', reason: reason && LOGIN_REASONS[reason] });

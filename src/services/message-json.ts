@@ -2,7 +2,7 @@
 // do not know becomes null fields, never an error.
 import type { Message } from '../../schemas/conversations';
 import type { StoredMessage } from '../db/conversations-repo';
-import { errorInfo, fields, num, str } from '../webhooks/loose-json';
+import { errorInfo, fields, num, str } from '../loose-json';
 import { isoUtc } from './iso-utc';
 
 function parse(text: string | null): unknown {
