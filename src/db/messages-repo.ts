@@ -1,6 +1,6 @@
 // Writes of conversations, messages and their status history. Status moves are single
 // conditional UPDATEs along STATUS_RANK; duplicates are absorbed by UNIQUE keys. Wamids are per user.
-import { and, eq, lt, sql } from 'drizzle-orm';
+import { eq, lt, sql } from 'drizzle-orm';
 import { inTransaction, type DB } from './client';
 import { conversations, messages, messageStatuses, orphanStatuses, type MessageRow } from './tables';
 
@@ -54,6 +54,15 @@ export function createMessagesRepo(db: DB) {
     VALUES (@userId, @conversationId, 'inbound', @type, @text, @wamid, 'received', 0, @payloadJson,
       @mediaJson, @locationJson, @replyTo, @errorJson, @createdAt)
     ON CONFLICT (user_id, wamid) DO NOTHING`);
+  const ownerOf = client.prepare<[number], { userId: number; createdAt: number }>(
+    'SELECT user_id AS userId, created_at AS createdAt FROM messages WHERE id = ?');
+  // One write: the wamid, the contact's conversation, and `accepted` unless a raced status is already past it.
+  const accept = client.prepare<{ id: number; wamid: string; at: number; conversationId: number }>(`
+    UPDATE messages SET wamid = @wamid, conversation_id = @conversationId,
+      status = CASE WHEN status_rank < ${STATUS_RANK.accepted} THEN 'accepted' ELSE status END,
+      status_updated_at = CASE WHEN status_rank < ${STATUS_RANK.accepted} THEN @at ELSE status_updated_at END,
+      status_rank = max(status_rank, ${STATUS_RANK.accepted})
+    WHERE id = @id`);
   const conversationId = (userId: number, waId: string, name: string | null, at: number, inboundAt: number | null) =>
     touchConversation.get(userId, waId, name, at, inboundAt)!.id;
 
@@ -76,22 +85,18 @@ export function createMessagesRepo(db: DB) {
     },
 
     /** The network accepted it: record its wamid under the contact's wa_id, then apply this user's statuses that raced ahead. */
-    markAccepted(messageId: number, wamid: string, waId: string, at: number): MessageRow {
-      return inTransaction(db, () => {
-        const row = db.select().from(messages).where(eq(messages.id, messageId)).get()!;
-        const conversation = conversationId(row.userId, waId, null, row.createdAt, null);
-        db.update(messages).set({ wamid, conversationId: conversation }).where(eq(messages.id, messageId)).run();
-        db.update(messages).set({ status: 'accepted', statusRank: STATUS_RANK.accepted, statusUpdatedAt: at })
-          .where(and(eq(messages.id, messageId), lt(messages.statusRank, STATUS_RANK.accepted))).run();
-        for (const orphan of takeOrphans.all(row.userId, wamid)) applyToMessage(messageId, { status: orphan.status, at: orphan.at, errorJson: orphan.error_json });
-        return db.select().from(messages).where(eq(messages.id, messageId)).get()!;
+    markAccepted(messageId: number, wamid: string, waId: string, at: number): void {
+      inTransaction(db, () => {
+        const owner = ownerOf.get(messageId)!;
+        accept.run({ id: messageId, wamid, at, conversationId: conversationId(owner.userId, waId, null, owner.createdAt, null) });
+        for (const orphan of takeOrphans.all(owner.userId, wamid)) applyToMessage(messageId, { status: orphan.status, at: orphan.at, errorJson: orphan.error_json });
       });
     },
 
     /** The send failed before the network accepted it (refused, timed out, unreachable). */
-    markFailed(messageId: number, errorJson: string, at: number): MessageRow {
-      return db.update(messages).set({ status: 'failed', statusRank: STATUS_RANK.failed, errorJson, statusUpdatedAt: at })
-        .where(eq(messages.id, messageId)).returning().get()!;
+    markFailed(messageId: number, errorJson: string, at: number): void {
+      db.update(messages).set({ status: 'failed', statusRank: STATUS_RANK.failed, errorJson, statusUpdatedAt: at })
+        .where(eq(messages.id, messageId)).run();
     },
 
     /** A callback status routed to `userId`: applied to that user's outbound message, or kept until its send stores the wamid. */
