@@ -37,3 +37,12 @@ export function errorInfo(value: unknown): ErrorInfo | null {
     ?? (str(found.message) !== title ? str(found.message) : null);
   return { code, title, details };
 }
+
+/** JSON text as a value, or undefined when it is not JSON (the caller decides what that means). */
+export function parseJsonOrUndefined(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}

@@ -1,6 +1,7 @@
 // Reads one answer of the messaging network into a typed result, and decides whether SPEC §5 allows a retry.
 import { STATUS_CODES } from 'node:http';
 import { Value } from '@sinclair/typebox/value';
+import { parseJsonOrUndefined } from '../loose-json';
 import { NetworkErrorAnswer, NetworkSendAnswer } from '../../schemas/network';
 
 /** Throttling: retried, answered 429 when it persists. */
@@ -32,14 +33,6 @@ export type SendResult =
 /** One attempt; `retry` only where the network certainly did not accept the message. */
 export interface Attempt { result: SendResult; retry: boolean; retryAfterMs?: number }
 
-export function parseJson(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return undefined;
-  }
-}
-
 /** `Retry-After` as seconds (delta-seconds or an HTTP date); undefined when absent or unreadable. */
 export function parseRetryAfter(value: string | undefined, now = Date.now()): number | undefined {
   if (value === undefined) return undefined;
@@ -61,7 +54,7 @@ function upstreamOf(status: number, json: unknown): Upstream {
 
 /** `to` is the number sent: the recipient's wa_id when the network's answer names none. */
 export function readAnswer(status: number, retryAfter: string | undefined, text: string, to: string): Attempt {
-  const json = parseJson(text);
+  const json = parseJsonOrUndefined(text);
   if (status >= 200 && status < 300) {
     if (!Value.Check(NetworkSendAnswer, json) || !json.messages[0]) {
       return { result: { kind: 'unavailable', reason: 'bad_answer', detail: `HTTP ${status} without a message id` }, retry: false };

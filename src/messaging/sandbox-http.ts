@@ -1,7 +1,6 @@
 // Small HTTP helpers of the sandbox's node:http server.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 
-export { parseJson } from './answers';
 
 export function readBody(request: IncomingMessage): Promise<string> {
   return new Promise((resolve, reject) => {

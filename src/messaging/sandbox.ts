@@ -8,7 +8,8 @@ import type { Behaviour, InboundText, SandboxAccount } from '../../schemas/sandb
 import { MESSAGING_PRODUCT } from './client';
 import { createCallbackPoster, type CallbackSettings } from './sandbox-callbacks';
 import { handleControl } from './sandbox-control';
-import { parseJson, readBody, reply } from './sandbox-http';
+import { parseJsonOrUndefined } from '../loose-json';
+import { readBody, reply } from './sandbox-http';
 import { errorAnswer, freshWamid, sendAnswer } from './sandbox-wire';
 
 export { statusCallbackPayload, inboundTextPayload } from './sandbox-wire';
@@ -35,7 +36,7 @@ export async function startSandbox(options: SandboxOptions = {}) {
     const account = token === undefined ? undefined : accounts.get(token);
     if (!account) return void fail(response, 'bad_token');
     if (account.phoneNumberId !== decodeURIComponent(phoneNumberId)) return void fail(response, 'unknown_phone_number');
-    const body = parseJson(raw);
+    const body = parseJsonOrUndefined(raw);
     if (!Value.Check(NetworkSendRequest, body) || body.messaging_product !== MESSAGING_PRODUCT) return void fail(response, 'invalid_parameter');
 
     const behaviour = queue.shift() ?? { kind: 'accept' };
@@ -103,7 +104,7 @@ export async function startSandbox(options: SandboxOptions = {}) {
     void (async () => {
       const raw = await readBody(request);
       const path = (request.url ?? '/').split('?')[0]!;
-      if (path.startsWith('/_sandbox/')) return handleControl(sandbox, request.method ?? 'GET', path, parseJson(raw), response);
+      if (path.startsWith('/_sandbox/')) return handleControl(sandbox, request.method ?? 'GET', path, parseJsonOrUndefined(raw), response);
       requests.push({ method: request.method ?? '', path: request.url ?? '', headers: request.headers, body: raw, at: Date.now() });
       const match = MESSAGES_PATH.exec(path);
       if (request.method !== 'POST' || !match) return reply(response, 404, { error: { message: 'Unknown path components', type: 'OAuthException', code: 2500 } });

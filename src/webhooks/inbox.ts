@@ -2,6 +2,7 @@
 import type { MessagesRepo } from '../db/messages-repo';
 import type { UsersRepo } from '../db/users-repo';
 import type { WebhookEventsRepo } from '../db/webhook-events-repo';
+import { parseJsonOrUndefined } from '../loose-json';
 import { ingest, type IngestDeps, type IngestResult } from './ingest';
 
 type LogFn = (details: object, message: string) => void;
@@ -19,14 +20,6 @@ interface Queued { receivedAt: number; rawBody: string; payload: unknown; resolv
 interface Received { id: number; receivedAt: number; payload: unknown }
 
 const REPLAY_PAGE = 200;
-
-function parseStored(rawBody: string): unknown {
-  try {
-    return JSON.parse(rawBody);
-  } catch {
-    return undefined; // ingest notes it; retrying would not help
-  }
-}
 
 export function createInbox(deps: InboxDeps) {
   let queue: Queued[] = [];
@@ -104,7 +97,7 @@ export function createInbox(deps: InboxDeps) {
     replay(): { events: number; failed: number } {
       const totals = { events: 0, failed: 0 };
       for (let page = deps.events.unprocessed(0, REPLAY_PAGE); page.length > 0; page = deps.events.unprocessed(page.at(-1)!.id, REPLAY_PAGE)) {
-        const events = page.map((event) => ({ id: event.id, receivedAt: event.receivedAt, payload: parseStored(event.rawBody) }));
+        const events = page.map((event) => ({ id: event.id, receivedAt: event.receivedAt, payload: parseJsonOrUndefined(event.rawBody) }));
         totals.failed += deps.events.atomic(() => processEvents(events));
         totals.events += page.length;
       }
