@@ -56,6 +56,10 @@ function decodedKey(key: string): string {
   }
 }
 
+function hopsTrusted(hops: number): (address: string, hop: number) => boolean {
+  return (_address, hop) => hop < hops;
+}
+
 function loggerOptions(config: Config, stream?: NodeJS.WritableStream): FastifyServerOptions['logger'] {
   return {
     level: config.logLevel,
@@ -77,7 +81,8 @@ function loggerOptions(config: Config, stream?: NodeJS.WritableStream): FastifyS
 export async function buildApp(config: Config, options: AppOptions = {}) {
   const app = Fastify({
     logger: loggerOptions(config, options.logStream),
-    trustProxy: config.trustProxy,
+    // A hop count trusts that many proxies nearest to us (Fastify's types lack the number form).
+    trustProxy: typeof config.trustProxy === 'number' ? hopsTrusted(config.trustProxy) : config.trustProxy,
     bodyLimit: 100 * 1024,
     // Fastify would take any x-request-id as it is; genReqId keeps a caller's id only when it is short and plain.
     requestIdHeader: false,

@@ -1,5 +1,6 @@
 // Configuration: one TypeBox schema (also the TS type), read from the environment once at start-up.
 import { existsSync, readFileSync } from 'node:fs';
+import { isIP } from 'node:net';
 import { dirname, join, resolve } from 'node:path';
 import { FormatRegistry, Type, type Static } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
@@ -33,10 +34,14 @@ export const ConfigSchema = Type.Object({
   messagingVerifyToken: Type.Optional(Type.String({ minLength: 1 })),
   messagingAppSecret: Type.Optional(Type.String({ minLength: 1 })),
   messagingTimeoutMs: Type.Integer({ minimum: 1, maximum: 600000 }),
+  messagingAllowUnsigned: Bool,
+  messagingTokenKey: Type.Optional(Type.String({ minLength: 32 })),
   timezone: Type.String({ minLength: 1 }),
   cookieSecure: Bool,
-  trustProxy: Bool,
+  // false, a hop count, or the addresses/CIDRs of the trusted proxies (never `true`: see parseTrustProxy).
+  trustProxy: Type.Union([Type.Literal(false), Type.Integer({ minimum: 1, maximum: 100 }), Type.Array(Type.String(), { minItems: 1 })]),
   logLevel: Type.Union(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((l) => Type.Literal(l))),
+  requestTimeoutMs: Type.Integer({ minimum: 1000, maximum: 3_600_000 }),
 });
 export type Config = Static<typeof ConfigSchema>;
 
@@ -53,11 +58,19 @@ const VARIABLES: Record<keyof Config, [string, string | undefined]> = {
   messagingVerifyToken: ['MESSAGING_VERIFY_TOKEN', undefined],
   messagingAppSecret: ['MESSAGING_APP_SECRET', undefined],
   messagingTimeoutMs: ['MESSAGING_TIMEOUT_MS', '10000'],
+  messagingAllowUnsigned: ['MESSAGING_ALLOW_UNSIGNED', 'false'],
+  messagingTokenKey: ['MESSAGING_TOKEN_KEY', undefined],
   timezone: ['TIMEZONE', 'UTC'],
   cookieSecure: ['COOKIE_SECURE', 'false'],
   trustProxy: ['TRUST_PROXY', 'false'],
   logLevel: ['LOG_LEVEL', 'info'],
+  requestTimeoutMs: ['REQUEST_TIMEOUT_MS', '30000'],
 };
+
+/** Variables whose values never appear in an error message. */
+const SECRETS = new Set(['JWT_SECRET', 'ADMIN_PASSWORD', 'MESSAGING_APP_SECRET', 'MESSAGING_VERIFY_TOKEN', 'MESSAGING_TOKEN_KEY', 'METRICS_TOKEN']);
+/** Address ranges proxy-addr knows by name, accepted in TRUST_PROXY's list. */
+const NAMED_RANGES = new Set(['loopback', 'linklocal', 'uniquelocal']);
 
 export class ConfigError extends Error {}
 
@@ -70,18 +83,55 @@ function isTimeZone(zone: string): boolean {
   }
 }
 
-/** Parses and validates `env`; throws ConfigError naming the first bad variable. */
+function isAddressOrCidr(entry: string): boolean {
+  if (NAMED_RANGES.has(entry)) return true;
+  const [address = '', prefix, ...rest] = entry.split('/');
+  const family = isIP(address);
+  if (family === 0 || rest.length > 0) return false;
+  if (prefix === undefined) return true;
+  return /^[0-9]{1,3}$/.test(prefix) && Number(prefix) <= (family === 4 ? 32 : 128);
+}
+
+/**
+ * TRUST_PROXY: `false`, a hop count, or a comma-separated list of proxy addresses/CIDRs.
+ * `true` would trust every X-Forwarded-For hop, which any client can write: refused.
+ */
+function parseTrustProxy(value: string): Config['trustProxy'] {
+  const text = value.trim();
+  if (text === 'false' || text === '0') return false;
+  if (text === 'true') {
+    throw new ConfigError('Invalid TRUST_PROXY: "true" would trust any X-Forwarded-For header a client sends, '
+      + 'so client IPs (and login limits) could be forged. Use the number of proxies in front of the gateway '
+      + '(TRUST_PROXY=1 behind one reverse proxy) or their addresses (TRUST_PROXY=127.0.0.1,10.0.0.0/8)');
+  }
+  if (/^[0-9]+$/.test(text)) {
+    const hops = Number(text);
+    if (hops > 100) throw new ConfigError('Invalid TRUST_PROXY: a hop count must be between 1 and 100');
+    return hops;
+  }
+  const entries = text.split(',').map((entry) => entry.trim()).filter((entry) => entry !== '');
+  const bad = entries.find((entry) => !isAddressOrCidr(entry));
+  if (entries.length === 0 || bad !== undefined) {
+    throw new ConfigError(`Invalid TRUST_PROXY: ${JSON.stringify(bad ?? text)} is not an IP address or CIDR; `
+      + 'use false, a hop count, or a comma-separated list of proxy addresses');
+  }
+  return entries;
+}
+
+/** Parses and validates `env`; throws ConfigError naming the first bad variable (never echoing a secret). */
 export function parseConfig(env: Record<string, string | undefined>): Config {
   const raw: Record<string, unknown> = {};
   for (const [key, [name, fallback]] of Object.entries(VARIABLES)) {
     const value = env[name] === undefined || env[name] === '' ? fallback : env[name];
     if (value !== undefined) raw[key] = value;
   }
+  raw.trustProxy = parseTrustProxy(String(raw.trustProxy));
   const converted = Value.Convert(ConfigSchema, raw) as Record<string, unknown>;
   for (const error of Value.Errors(ConfigSchema, converted)) {
-    const key = error.path.slice(1) as keyof Config;
+    const key = error.path.slice(1).split('/')[0] as keyof Config;
     const name = VARIABLES[key]?.[0] ?? key;
-    throw new ConfigError(`Invalid ${name}: ${error.message} (got ${JSON.stringify(env[name] ?? null)})`);
+    const got = SECRETS.has(name) ? '' : ` (got ${JSON.stringify(env[name] ?? null)})`;
+    throw new ConfigError(`Invalid ${name}: ${error.message}${got}`);
   }
   const config = converted as Config;
   if (!isTimeZone(config.timezone)) throw new ConfigError(`Invalid TIMEZONE: unknown IANA zone ${JSON.stringify(config.timezone)}`);

@@ -16,18 +16,20 @@ t.test('defaults with an empty environment', async (t) => {
     jwtTtl: '12h',
     messagingApiUrl: 'https://graph.facebook.com/v23.0',
     messagingTimeoutMs: 10000,
+    messagingAllowUnsigned: false,
     timezone: 'UTC',
     cookieSecure: false,
     trustProxy: false,
     logLevel: 'info',
+    requestTimeoutMs: 30000,
   });
   t.equal(durationSeconds('12h'), 43200);
   t.equal(durationSeconds('90'), 90);
 });
 
 t.test('values are converted; empty means default', async (t) => {
-  const config = parseConfig({ PORT: '8080', COOKIE_SECURE: 'true', TRUST_PROXY: 'true', DATABASE_PATH: ':memory:', TIMEZONE: 'Europe/Berlin', HOST: '' });
-  t.match(config, { port: 8080, cookieSecure: true, trustProxy: true, databasePath: ':memory:', timezone: 'Europe/Berlin', host: '127.0.0.1' });
+  const config = parseConfig({ PORT: '8080', COOKIE_SECURE: 'true', TRUST_PROXY: '1', DATABASE_PATH: ':memory:', TIMEZONE: 'Europe/Berlin', HOST: '' });
+  t.match(config, { port: 8080, cookieSecure: true, trustProxy: 1, databasePath: ':memory:', timezone: 'Europe/Berlin', host: '127.0.0.1' });
 });
 
 t.test('an invalid value stops with a message naming the variable', async (t) => {

@@ -95,8 +95,11 @@ export const webhookEvents = sqliteTable('webhook_events', {
   id: integer('id').primaryKey({ autoIncrement: true }),
   receivedAt: integer('received_at').notNull(),
   rawBody: text('raw_body').notNull(),
-  state: text('state', { enum: ['pending', 'processed', 'failed'] }).notNull().default('pending'),
+  // failed: retried later; dead: failed too often, kept for an admin to replay after a fix.
+  state: text('state', { enum: ['pending', 'processed', 'failed', 'dead'] }).notNull().default('pending'),
   error: text('error'),
+  // Processing runs so far (the first one included); replays stop at the limit.
+  attempts: integer('attempts').notNull().default(0),
   processedAt: integer('processed_at'),
 }, (t) => [index('webhook_events_state').on(t.state).where(sql`state <> 'processed'`)]);
 
@@ -109,6 +112,12 @@ export const idempotencyKeys = sqliteTable('idempotency_keys', {
   responseBody: text('response_body'),
   createdAt: integer('created_at').notNull(),
 }, (t) => [primaryKey({ columns: [t.userId, t.key] }), index('idempotency_keys_created').on(t.createdAt)]);
+
+// Sessions ended by logout before their JWT expires; a row can go once `expires_at` is past.
+export const revokedSessions = sqliteTable('revoked_sessions', {
+  jti: text('jti').primaryKey(),
+  expiresAt: integer('expires_at').notNull(),
+}, (t) => [index('revoked_sessions_expires').on(t.expiresAt)]);
 
 export type UserRow = typeof users.$inferSelect;
 export type MessageRow = typeof messages.$inferSelect;
