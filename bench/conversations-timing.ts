@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { buildApp } from '../src/app';
 import { parseConfig } from '../src/config';
-import { seed } from './seed';
+import { bigUser, seed } from './seed';
 
 const MESSAGES = Number(process.argv[2] ?? 100_000);
 const CONTACTS = Number(process.argv[3] ?? 500);
@@ -18,13 +18,13 @@ async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'gateway-timing-'));
   try {
     const databasePath = join(dir, 'timing.db');
-    const seeded = await seed(databasePath, MESSAGES, CONTACTS, 0);
+    const [seeded] = await seed(databasePath, [{ ...bigUser(MESSAGES), contacts: CONTACTS }]);
     const app = await buildApp(parseConfig({ DATABASE_PATH: databasePath, LOG_LEVEL: 'silent', TIMEZONE: 'Europe/Berlin',
       JWT_SECRET: 'timing-secret-timing-secret-timing-0123' }));
-    const headers = { authorization: `Bearer ${app.issueToken(app.usersRepo.findById(seeded.clientId)!)}` };
+    const headers = { authorization: `Bearer ${app.issueToken(app.usersRepo.findById(seeded!.id)!)}` };
     console.log(`${MESSAGES} messages, ${CONTACTS} contacts; ${RUNS} sequential requests each (app.inject, JSON included)`);
     for (const query of QUERIES) {
-      const url = `/api/user/${seeded.clientId}/conversations${query}`;
+      const url = `/api/user/${seeded!.id}/conversations${query}`;
       const times: number[] = [];
       let bytes = 0;
       for (let i = 0; i < RUNS; i++) {

@@ -1,38 +1,35 @@
-// `npm run bench`: the gateway's hot paths against a bare Fastify baseline, in the same run,
-// on a seeded database. Prints requests/s, latency and the ratio to the baseline.
-import { mkdtempSync, rmSync } from 'node:fs';
+// `npm run bench`: the gateway's hot paths against references measured in the same run, in interleaved
+// rounds: bare Fastify for /healthz and callbacks, the sandbox network called directly for sends.
+// Prints each ratio's median (min–max over rounds), listing latencies per round, and the gateway's peak RSS.
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import autocannon from 'autocannon';
-import { statusCallbackPayload } from '../src/messaging/sandbox';
-import { signBody } from '../src/webhooks/signature';
-import { BENCH_PASSWORD, seed } from './seed';
+import { MESSAGING_PRODUCT } from '../src/messaging/client';
+import { inboundTextPayload, statusCallbackPayload } from '../src/messaging/sandbox';
+import { median, run, sequential, spread, type Load, type Result, type Target } from './load';
+import { BENCH_PASSWORD, bigUser, seed, smallUser } from './seed';
 import { startServer, type Running } from './processes';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 8);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const MESSAGES = Number(process.env.BENCH_MESSAGES ?? 100_000);
 const APP_SECRET = 'bench-app-secret';
 
-interface Scenario { name: string; method: 'GET' | 'POST'; path: string; connections: number; bodies?: string[]; headers?: Record<string, string> }
-interface Result { rps: number; p50: number; p99: number; errors: number }
+interface Pair { name: string; target: string; reference: Target; gateway: Target; load: Load }
+interface Latency { name: string; target: string; gateway: Target; connections: number; check: (r: Result) => boolean }
 
-async function load(base: string, s: Scenario, sign: boolean): Promise<Result> {
-  let next = 0;
-  const bodies = s.bodies ?? [];
-  const result = await autocannon({
-    url: base + s.path, method: s.method, connections: s.connections, duration: SECONDS,
-    headers: { 'content-type': 'application/json', ...s.headers },
-    requests: [{
-      setupRequest: (request) => {
-        if (bodies.length === 0) return request;
-        const body = bodies[next++ % bodies.length]!;
-        const headers = { ...request.headers };
-        if (sign) headers['x-hub-signature-256'] = signBody(body, APP_SECRET);
-        return { ...request, body, headers };
-      },
-    }],
+async function login(url: string, email: string): Promise<string> {
+  const response = await fetch(url + '/api/login', {
+    method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email, password: BENCH_PASSWORD }),
   });
-  return { rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, errors: result.non2xx + result.errors };
+  if (!response.ok) throw new Error(`login ${email}: ${response.status}`);
+  return (response.headers.get('set-cookie') ?? '').split(';')[0]!;
+}
+
+/** Peak resident set size of a child process, from the kernel's high-water mark (Linux). */
+function peakRssMb(pid: number): number {
+  const match = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return match ? Number(match[1]) / 1024 : Number.NaN;
 }
 
 async function main(): Promise<void> {
@@ -40,39 +37,105 @@ async function main(): Promise<void> {
   const servers: Running[] = [];
   try {
     const databasePath = join(dir, 'bench.db');
-    process.stderr.write(`seeding ${MESSAGES} messages…\n`);
-    const seeded = await seed(databasePath, MESSAGES, 500, 20_000);
+    process.stderr.write(`seeding ${MESSAGES} + 1000 messages…\n`);
+    const [big, small] = await seed(databasePath, [bigUser(MESSAGES, 20_000), smallUser()]);
     const baseline = await startServer(join(__dirname, 'baseline-server.js'), {}, '/');
-    servers.push(baseline);
+    const sandbox = await startServer(join(__dirname, 'sandbox-process.js'),
+      { SANDBOX_PHONE_NUMBER_ID: big!.phoneNumberId, SANDBOX_TOKEN: big!.token }, '/_sandbox/requests');
     const gateway = await startServer(join(__dirname, '..', 'src', 'server.js'), {
       DATABASE_PATH: databasePath, LOG_LEVEL: 'warn', MESSAGING_APP_SECRET: APP_SECRET, MESSAGING_VERIFY_TOKEN: 'bench',
-      JWT_SECRET: 'bench-jwt-secret-bench-jwt-secret-0123',
+      JWT_SECRET: 'bench-jwt-secret-bench-jwt-secret-0123', MESSAGING_API_URL: `${sandbox.url}/v23.0`,
     });
-    servers.push(gateway);
-    const login = await fetch(gateway.url + '/api/login', {
-      method: 'POST', headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ email: 'client@bench.local', password: BENCH_PASSWORD }),
-    });
-    const cookie = (login.headers.get('set-cookie') ?? '').split(';')[0]!;
-    const callbacks = seeded.wamids.flatMap((wamid, i) => (['sent', 'delivered', 'read'] as const).map((status) =>
-      JSON.stringify(statusCallbackPayload(seeded.phoneNumberId, { wamid, status, recipient: '15550000000', timestamp: 1_700_000_000 + i }))));
-    const conversations = `/api/user/${seeded.clientId}/conversations`;
-    const scenarios: Scenario[] = [
-      { name: 'GET /healthz', method: 'GET', path: '/healthz', connections: 50 },
-      { name: 'POST webhook (signed status callbacks)', method: 'POST', path: '/api/messaging/webhook', connections: 50, bodies: callbacks },
-      { name: 'GET conversations (limit 50)', method: 'GET', path: conversations, connections: 10, headers: { cookie } },
-      { name: 'GET conversations (limit 10)', method: 'GET', path: conversations + '?limit=10', connections: 10, headers: { cookie } },
-      { name: 'GET conversations (text, last 7 days)', method: 'GET', path: conversations + '?type=text&filter=last_7_days', connections: 10, headers: { cookie } },
+    servers.push(baseline, sandbox, gateway);
+    const bigCookie = await login(gateway.url, 'big@bench.local');
+    const smallCookie = await login(gateway.url, 'small@bench.local');
+
+    let n = 0;
+    const contact = () => String(15550000000 + (n % big!.contacts));
+    const statusBody = () => {
+      const i = n++;
+      const status = (['sent', 'delivered', 'read'] as const)[Math.floor(i / big!.wamids.length) % 3]!;
+      return JSON.stringify(statusCallbackPayload(big!.phoneNumberId,
+        { wamid: big!.wamids[i % big!.wamids.length]!, status, recipient: contact(), timestamp: 1_700_000_000 + i }));
+    };
+    const inboundBody = () => {
+      const i = n++;
+      return JSON.stringify(inboundTextPayload(big!.phoneNumberId,
+        { wamid: `wamid.benchin${process.pid}.${i}`, from: contact(), name: 'Bench', text: `inbound ${i}`, timestamp: Math.floor(Date.now() / 1000) }));
+    };
+    const sendBody = () => JSON.stringify({ to: contact(), type: 'text', text: { body: `bench ${n++}` } });
+    const wireBody = () => JSON.stringify({ messaging_product: MESSAGING_PRODUCT, recipient_type: 'individual', to: contact(), type: 'text', text: { body: `bench ${n++}` } });
+
+    const webhook = '/api/messaging/webhook';
+    const pairs: Pair[] = [
+      { name: 'GET /healthz', target: '≈ 1', reference: { url: baseline.url, path: '/healthz' }, gateway: { url: gateway.url, path: '/healthz' },
+        load: { method: 'GET', connections: 50, seconds: SECONDS } },
+      { name: 'POST /api/message/send vs the sandbox called directly', target: '≥ 0.18',
+        reference: { url: sandbox.url, path: `/v23.0/${big!.phoneNumberId}/messages`, headers: { authorization: `Bearer ${big!.token}` } },
+        gateway: { url: gateway.url, path: '/api/message/send', headers: { cookie: bigCookie } },
+        load: { method: 'POST', connections: 50, seconds: SECONDS, body: sendBody } },
+      { name: 'signed status callbacks', target: '≥ 0.35', reference: { url: baseline.url, path: webhook }, gateway: { url: gateway.url, path: webhook },
+        load: { method: 'POST', connections: 50, seconds: SECONDS, body: statusBody, signWith: APP_SECRET } },
+      { name: 'signed inbound-message callbacks', target: '≥ 0.25', reference: { url: baseline.url, path: webhook }, gateway: { url: gateway.url, path: webhook },
+        load: { method: 'POST', connections: 50, seconds: SECONDS, body: inboundBody, signWith: APP_SECRET } },
     ];
-    const rows: string[] = ['| scenario | gateway req/s | baseline req/s | ratio | gateway p50 / p99 ms | non-2xx |', '|---|---|---|---|---|---|'];
-    for (const s of scenarios) {
-      process.stderr.write(`${s.name}…\n`);
-      const base = await load(baseline.url, s, false);
-      const ours = await load(gateway.url, s, true);
-      rows.push(`| ${s.name} | ${ours.rps.toFixed(0)} | ${base.rps.toFixed(0)} | ${(ours.rps / base.rps).toFixed(3)} | ${ours.p50} / ${ours.p99} | ${ours.errors} |`);
+    // The send reference gets the wire body, the gateway its own API body.
+    const referenceLoad = (pair: Pair): Load => (pair.reference.url === sandbox.url ? { ...pair.load, body: wireBody } : pair.load);
+    const conversations = (id: number, query: string) => `/api/user/${id}/conversations${query}`;
+    const latencies: Latency[] = [
+      { name: 'conversations, 1,000 messages, ?filter=all (1 client)', target: 'p50 < 2 ms',
+        gateway: { url: gateway.url, path: conversations(small!.id, '?filter=all'), headers: { cookie: smallCookie } }, connections: 1,
+        check: (r) => r.p50 < 2 },
+      { name: `conversations, ${MESSAGES} messages, ?filter=all&limit=50 (1 client)`, target: 'p50 < 15 ms, p99 < 5 × p50',
+        gateway: { url: gateway.url, path: conversations(big!.id, '?filter=all&limit=50'), headers: { cookie: bigCookie } }, connections: 1,
+        check: (r) => r.p50 < 15 && r.p99 < 5 * r.p50 },
+      { name: `conversations, ${MESSAGES} messages, limit=50 (50 clients at once)`, target: 'p99 < 5 × p50',
+        gateway: { url: gateway.url, path: conversations(big!.id, '?filter=all&limit=50'), headers: { cookie: bigCookie } }, connections: 50,
+        check: (r) => r.p99 < 5 * r.p50 },
+    ];
+
+    const ratios = new Map<string, number[]>();
+    const gatewayRuns = new Map<string, Result[]>();
+    const latencyRuns = new Map<string, Result[]>();
+    for (let round = 1; round <= ROUNDS; round++) {
+      for (const pair of pairs) {
+        process.stderr.write(`round ${round}: ${pair.name}…\n`);
+        // Alternate who goes first, so warm-up and database growth do not favour one side.
+        const reference = async () => run(pair.reference, referenceLoad(pair));
+        const ours = async () => run(pair.gateway, pair.load);
+        const [ref, gw] = round % 2 === 1 ? [await reference(), await ours()] : await (async () => { const g = await ours(); return [await reference(), g]; })();
+        ratios.set(pair.name, [...(ratios.get(pair.name) ?? []), gw.rps / ref.rps]);
+        gatewayRuns.set(pair.name, [...(gatewayRuns.get(pair.name) ?? []), gw]);
+      }
+      for (const latency of latencies) {
+        process.stderr.write(`round ${round}: ${latency.name}…\n`);
+        const result = latency.connections === 1 ? await sequential(latency.gateway, SECONDS)
+          : await run(latency.gateway, { method: 'GET', connections: latency.connections, seconds: SECONDS });
+        latencyRuns.set(latency.name, [...(latencyRuns.get(latency.name) ?? []), result]);
+      }
     }
-    console.log(`\n${MESSAGES} messages in the database, ${SECONDS}s per run, node ${process.version}\n`);
+
+    const rows = ['| scenario | target | ratio, median (min–max) | gateway req/s | gateway p50 / p99 ms | non-2xx | met |', '|---|---|---|---|---|---|---|'];
+    for (const pair of pairs) {
+      const values = ratios.get(pair.name)!;
+      const runs = gatewayRuns.get(pair.name)!;
+      const minimum = Number(/[0-9.]+/.exec(pair.target)?.[0] ?? 0);
+      const met = pair.target.startsWith('≥') ? (median(values) >= minimum ? 'yes' : 'NO') : '';
+      rows.push(`| ${pair.name} | ${pair.target} | ${spread(values, 3)} | ${median(runs.map((r) => r.rps)).toFixed(0)} | `
+        + `${median(runs.map((r) => r.p50))} / ${median(runs.map((r) => r.p99))} | ${runs.reduce((a, r) => a + r.errors, 0)} | ${met} |`);
+    }
+    const latencyRows = ['| listing | target | p50 ms per round | p99 ms per round | met in every round |', '|---|---|---|---|---|'];
+    for (const latency of latencies) {
+      const runs = latencyRuns.get(latency.name)!;
+      latencyRows.push(`| ${latency.name} | ${latency.target} | ${runs.map((r) => r.p50.toFixed(1)).join(', ')} | `
+        + `${runs.map((r) => r.p99.toFixed(1)).join(', ')} | ${runs.every(latency.check) ? 'yes' : 'NO'} |`);
+    }
+    console.log(`\n${MESSAGES} + 1000 messages seeded, ${ROUNDS} interleaved rounds of ${SECONDS} s per run, node ${process.version}\n`);
     console.log(rows.join('\n'));
+    console.log('');
+    console.log(latencyRows.join('\n'));
+    const rss = peakRssMb(gateway.pid);
+    console.log(`\ngateway peak RSS: ${rss.toFixed(0)} MB (target < 300 MB: ${rss < 300 ? 'yes' : 'NO'})`);
   } finally {
     await Promise.all(servers.map((s) => s.stop()));
     rmSync(dir, { recursive: true, force: true });

@@ -1,25 +1,15 @@
-// Seeds a benchmark database: an admin, a client with many conversations and messages,
+// Seeds a benchmark database: an admin and client users with many conversations and messages,
 // and outbound messages whose wamids the status-callback scenario moves along.
-import { openDatabase } from '../src/db/client';
+import { openDatabase, type DB } from '../src/db/client';
 import { createUsersRepo } from '../src/db/users-repo';
 import { hashPassword } from '../src/services/passwords';
 
-export interface Seeded { clientId: number; phoneNumberId: string; wamids: string[]; contacts: number }
+export interface UserSpec { email: string; phoneNumberId: string; token: string; messages: number; contacts: number; wamids: number }
+export interface Seeded { id: number; phoneNumberId: string; token: string; wamids: string[]; contacts: number }
 
 export const BENCH_PASSWORD = 'bench-password-123';
 
-export async function seed(path: string, messageCount: number, contacts: number, wamidCount: number): Promise<Seeded> {
-  const db = openDatabase(path);
-  const users = createUsersRepo(db);
-  const now = new Date();
-  const passwordHash = await hashPassword(BENCH_PASSWORD);
-  users.create({ email: 'admin@bench.local', passwordHash, role: 'ADMIN' }, now);
-  const phoneNumberId = '100000000000001';
-  const created = users.create({ email: 'client@bench.local', passwordHash, messagingPhoneNumberId: phoneNumberId,
-    messagingToken: 'bench-token', monthlyCredits: 1_000_000 }, now);
-  if (!created.ok) throw new Error('seed: client not created');
-  const clientId = created.user.id;
-
+function seedMessages(db: DB, userId: number, spec: UserSpec, now: number): string[] {
   const sqlite = db.$client;
   const insertConversation = sqlite.prepare(
     'INSERT INTO conversations (user_id, contact_wa_id, contact_name, last_message_at, last_inbound_at) VALUES (?, ?, ?, ?, ?)');
@@ -30,26 +20,47 @@ export async function seed(path: string, messageCount: number, contacts: number,
   const span = 60 * 86_400_000; // the messages spread over the last 60 days
   sqlite.transaction(() => {
     const conversationIds: number[] = [];
-    for (let c = 0; c < contacts; c++) {
-      const waId = String(15550000000 + c);
-      conversationIds.push(Number(insertConversation.run(clientId, waId, `Contact ${c}`, now.getTime(), now.getTime()).lastInsertRowid));
+    for (let c = 0; c < spec.contacts; c++) {
+      conversationIds.push(Number(insertConversation.run(userId, String(15550000000 + c), `Contact ${c}`, now, now).lastInsertRowid));
     }
-    for (let i = 0; i < messageCount; i++) {
-      const at = now.getTime() - span + Math.floor((span * i) / messageCount);
-      const conversationId = conversationIds[i % contacts]!;
+    for (let i = 0; i < spec.messages; i++) {
+      const at = now - span + Math.floor((span * i) / spec.messages);
       const inbound = i % 2 === 0;
       const type = types[i % types.length]!;
-      const wamid = `wamid.bench${i}`;
-      if (!inbound && wamids.length < wamidCount) wamids.push(wamid);
-      insertMessage.run(clientId, conversationId, inbound ? 'inbound' : 'outbound', type, type === 'template' ? null : `message ${i}`,
-        inbound ? null : String(15550000000 + (i % contacts)), wamid, inbound ? 'received' : 'accepted', inbound ? 0 : 1,
-        '{}', at, at);
+      const wamid = `wamid.bench${userId}.${i}`;
+      if (!inbound && wamids.length < spec.wamids) wamids.push(wamid);
+      insertMessage.run(userId, conversationIds[i % spec.contacts]!, inbound ? 'inbound' : 'outbound', type,
+        type === 'template' ? null : `message ${i}`, inbound ? null : String(15550000000 + (i % spec.contacts)), wamid,
+        inbound ? 'received' : 'accepted', inbound ? 0 : 1, '{}', at, at);
     }
     // As the gateway keeps them: the conversation's newest message and newest inbound message.
-    sqlite.exec(`UPDATE conversations SET
+    sqlite.prepare(`UPDATE conversations SET
       last_message_at = (SELECT max(created_at) FROM messages WHERE conversation_id = conversations.id),
-      last_inbound_at = (SELECT max(created_at) FROM messages WHERE conversation_id = conversations.id AND direction = 'inbound')`);
+      last_inbound_at = (SELECT max(created_at) FROM messages WHERE conversation_id = conversations.id AND direction = 'inbound')
+      WHERE user_id = ?`).run(userId);
   })();
-  db.$client.close();
-  return { clientId, phoneNumberId, wamids, contacts };
+  return wamids;
 }
+
+/** Creates `admin@bench.local` and one CLIENT per spec (password BENCH_PASSWORD), with their histories. */
+export async function seed(path: string, specs: UserSpec[]): Promise<Seeded[]> {
+  const db = openDatabase(path);
+  const users = createUsersRepo(db);
+  const now = new Date();
+  const passwordHash = await hashPassword(BENCH_PASSWORD);
+  users.create({ email: 'admin@bench.local', passwordHash, role: 'ADMIN' }, now);
+  const seeded = specs.map((spec) => {
+    const created = users.create({ email: spec.email, passwordHash, messagingPhoneNumberId: spec.phoneNumberId,
+      messagingToken: spec.token, monthlyCredits: 100_000_000 }, now);
+    if (!created.ok) throw new Error(`seed: ${spec.email} not created`);
+    const wamids = seedMessages(db, created.user.id, spec, now.getTime());
+    return { id: created.user.id, phoneNumberId: spec.phoneNumberId, token: spec.token, wamids, contacts: spec.contacts };
+  });
+  db.$client.close();
+  return seeded;
+}
+
+export const bigUser = (messages: number, wamids = 0): UserSpec =>
+  ({ email: 'big@bench.local', phoneNumberId: '100000000000001', token: 'bench-token-big', messages, contacts: 500, wamids });
+export const smallUser = (): UserSpec =>
+  ({ email: 'small@bench.local', phoneNumberId: '100000000000002', token: 'bench-token-small', messages: 1_000, contacts: 20, wamids: 0 });

@@ -17,7 +17,11 @@ export type { Behaviour } from '../../schemas/sandbox';
 
 export interface RecordedRequest { method: string; path: string; headers: IncomingHttpHeaders; body: string; at: number }
 
-export interface SandboxOptions extends Partial<CallbackSettings> { host?: string; port?: number }
+export interface SandboxOptions extends Partial<CallbackSettings> {
+  host?: string; port?: number;
+  /** Keep every request in `requests` (default); the benchmark turns it off so memory stays flat. */
+  record?: boolean;
+}
 
 const MESSAGES_PATH = /^(?:\/v\d+\.\d+)?\/([^/]+)\/messages$/;
 
@@ -105,7 +109,7 @@ export async function startSandbox(options: SandboxOptions = {}) {
       const raw = await readBody(request);
       const path = (request.url ?? '/').split('?')[0]!;
       if (path.startsWith('/_sandbox/')) return handleControl(sandbox, request.method ?? 'GET', path, parseJsonOrUndefined(raw), response);
-      requests.push({ method: request.method ?? '', path: request.url ?? '', headers: request.headers, body: raw, at: Date.now() });
+      if (options.record !== false) requests.push({ method: request.method ?? '', path: request.url ?? '', headers: request.headers, body: raw, at: Date.now() });
       const match = MESSAGES_PATH.exec(path);
       if (request.method !== 'POST' || !match) return reply(response, 404, { error: { message: 'Unknown path components', type: 'OAuthException', code: 2500 } });
       await onSend(request, response, match[1]!, raw);
