@@ -1,30 +1,24 @@
 // Monthly credit counters: one row per user and month, moved only by single conditional statements.
-import { and, eq, sql } from 'drizzle-orm';
 import type { DB } from './client';
-import { creditUsage } from './tables';
 
 export function createCreditsRepo(db: DB) {
-  const used = db.select({ used: creditUsage.used }).from(creditUsage)
-    .where(and(eq(creditUsage.userId, sql.placeholder('userId')), eq(creditUsage.month, sql.placeholder('month')))).prepare();
+  const client = db.$client;
+  const used = client.prepare<[number, string], number>('SELECT used FROM credit_usage WHERE user_id = ? AND month = ?').pluck();
+  // One statement takes a credit only while the allowance leaves one: concurrent sends cannot overspend.
+  const reserve = client.prepare<{ userId: number; month: string; allowance: number }>(`
+    INSERT INTO credit_usage (user_id, month, used) VALUES (@userId, @month, 1)
+    ON CONFLICT (user_id, month) DO UPDATE SET used = used + 1 WHERE used < @allowance`);
+  const refund = client.prepare<[number, string]>('UPDATE credit_usage SET used = max(used - 1, 0) WHERE user_id = ? AND month = ?');
 
   return {
-    used: (userId: number, month: string): number => used.get({ userId, month })?.used ?? 0,
+    used: (userId: number, month: string): number => used.get(userId, month) ?? 0,
 
-    /** Takes one credit if `allowance` leaves one; false when exhausted. One statement: no overspend. */
-    reserve(userId: number, month: string, allowance: number): boolean {
-      if (allowance <= 0) return false;
-      const result = db.insert(creditUsage).values({ userId, month, used: 1 })
-        .onConflictDoUpdate({
-          target: [creditUsage.userId, creditUsage.month],
-          set: { used: sql`${creditUsage.used} + 1` },
-          setWhere: sql`${creditUsage.used} < ${allowance}`,
-        }).run();
-      return result.changes > 0;
-    },
+    /** Takes one credit if `allowance` leaves one; false when exhausted. */
+    reserve: (userId: number, month: string, allowance: number): boolean =>
+      allowance > 0 && reserve.run({ userId, month, allowance }).changes > 0,
 
     refund(userId: number, month: string): void {
-      db.update(creditUsage).set({ used: sql`max(${creditUsage.used} - 1, 0)` })
-        .where(and(eq(creditUsage.userId, userId), eq(creditUsage.month, month))).run();
+      refund.run(userId, month);
     },
   };
 }

@@ -1,7 +1,5 @@
 // Idempotency keys per user: claimed before a send, completed with its answer or released when it fails.
-import { and, eq, isNull, lt } from 'drizzle-orm';
 import type { DB } from './client';
-import { idempotencyKeys } from './tables';
 
 export type Claim =
   | { kind: 'claimed' }
@@ -16,34 +14,41 @@ export interface ClaimTimes {
   abandonedBefore: number;
 }
 
+interface KeyRow { requestHash: string; responseStatus: number | null; responseBody: string | null }
+
 export function createIdempotencyRepo(db: DB) {
-  const rowOf = (userId: number, key: string) =>
-    and(eq(idempotencyKeys.userId, userId), eq(idempotencyKeys.key, key));
+  const client = db.$client;
+  const forgetExpired = client.prepare<[number, string, number]>('DELETE FROM idempotency_keys WHERE user_id = ? AND key = ? AND created_at < ?');
+  // One conditional upsert decides who owns the key: a new key, or an in-flight one its owner abandoned.
+  const take = client.prepare<{ userId: number; key: string; hash: string; now: number; abandonedBefore: number }>(`
+    INSERT INTO idempotency_keys (user_id, key, request_hash, created_at) VALUES (@userId, @key, @hash, @now)
+    ON CONFLICT (user_id, key) DO UPDATE SET request_hash = @hash, response_status = NULL, response_body = NULL, created_at = @now
+    WHERE response_status IS NULL AND created_at < @abandonedBefore`);
+  const row = client.prepare<[number, string], KeyRow>(`SELECT request_hash AS requestHash, response_status AS responseStatus,
+    response_body AS responseBody FROM idempotency_keys WHERE user_id = ? AND key = ?`);
+  const complete = client.prepare<[status: number, body: string, userId: number, key: string]>(
+    'UPDATE idempotency_keys SET response_status = ?, response_body = ? WHERE user_id = ? AND key = ?');
+  const release = client.prepare<[number, string]>(
+    'DELETE FROM idempotency_keys WHERE user_id = ? AND key = ? AND response_status IS NULL');
 
   return {
-    /** One conditional upsert decides who owns the key; callers run it inside their send transaction. */
+    /** Callers run it inside their send's write, so the claim and the credit go together. */
     claim(userId: number, key: string, requestHash: string, now: number, times: ClaimTimes): Claim {
-      db.delete(idempotencyKeys).where(lt(idempotencyKeys.createdAt, times.expiredBefore)).run();
-      const taken = db.insert(idempotencyKeys).values({ userId, key, requestHash, createdAt: now })
-        .onConflictDoUpdate({
-          target: [idempotencyKeys.userId, idempotencyKeys.key],
-          set: { requestHash, responseStatus: null, responseBody: null, createdAt: now },
-          setWhere: and(isNull(idempotencyKeys.responseStatus), lt(idempotencyKeys.createdAt, times.abandonedBefore)),
-        }).run();
-      if (taken.changes > 0) return { kind: 'claimed' };
-      const row = db.select().from(idempotencyKeys).where(rowOf(userId, key)).get()!;
-      if (row.requestHash !== requestHash) return { kind: 'mismatch' };
-      if (row.responseStatus === null || row.responseBody === null) return { kind: 'in_flight' };
-      return { kind: 'replay', status: row.responseStatus, body: row.responseBody };
+      forgetExpired.run(userId, key, times.expiredBefore);
+      if (take.run({ userId, key, hash: requestHash, now, abandonedBefore: times.abandonedBefore }).changes > 0) return { kind: 'claimed' };
+      const stored = row.get(userId, key)!;
+      if (stored.requestHash !== requestHash) return { kind: 'mismatch' };
+      if (stored.responseStatus === null || stored.responseBody === null) return { kind: 'in_flight' };
+      return { kind: 'replay', status: stored.responseStatus, body: stored.responseBody };
     },
 
     complete(userId: number, key: string, status: number, body: string): void {
-      db.update(idempotencyKeys).set({ responseStatus: status, responseBody: body }).where(rowOf(userId, key)).run();
+      complete.run(status, body, userId, key);
     },
 
     /** Frees an in-flight key (the send failed and charged nothing): a retry with it sends again. */
     release(userId: number, key: string): void {
-      db.delete(idempotencyKeys).where(and(rowOf(userId, key), isNull(idempotencyKeys.responseStatus))).run();
+      release.run(userId, key);
     },
   };
 }
