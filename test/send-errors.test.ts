@@ -117,7 +117,8 @@ t.test('the refund goes to the month the credit was taken from', async (t) => {
   const ctx = await sendingApp(t, { credits: 1, options: { now: () => now } });
   ctx.sandbox.enqueue({ kind: 'fail', error: 'undeliverable', delayMs: 200 });
   const pending = ctx.sendText();
-  await new Promise((resolve) => setTimeout(resolve, 50));
+  // The credit is reserved before the network is called: wait until the (delayed) network has the request.
+  while (ctx.sandbox.requests.length === 0) await new Promise((resolve) => setTimeout(resolve, 5));
   t.equal(ctx.app.creditsRepo.used(ctx.user.id, '2026-03'), 1, 'reserved in March');
   now = new Date('2026-04-01T00:00:00.100Z');
   t.equal((await pending).statusCode, 502);

@@ -54,8 +54,8 @@ t.test('an outcome that cannot be recorded: 200, the event stays pending with no
   const dir = tempDir(t);
   const first = await start(t, dir);
   const user = await createUser(first.app, { email: 'owner@example.com', messagingPhoneNumberId: PHONE });
-  const sent = first.app.messagesRepo.insertOutbound({ userId: user.id, to: '15551234567', type: 'text', text: 'Hi', payloadJson: '{}', createdAt: 1 });
-  first.app.messagesRepo.markAccepted(sent.id, 'wamid.out', '15551234567', 1);
+  const sentId = first.app.messagesRepo.insertOutbound({ userId: user.id, to: '15551234567', type: 'text', text: 'Hi', payloadJson: '{}', createdAt: 1 });
+  first.app.messagesRepo.markAccepted(sentId, 'wamid.out', '15551234567', 1);
   first.app.db.$client.exec(`CREATE TEMP TRIGGER stuck BEFORE UPDATE ON main.webhook_events
     BEGIN SELECT RAISE(ABORT, 'disk trouble'); END`);
 
@@ -63,14 +63,14 @@ t.test('an outcome that cannot be recorded: 200, the event stays pending with no
   const res = await deliver(first.app, status, SECRET);
   t.equal(res.statusCode, 200, 'stored durably, so acknowledged');
   t.match(inboxRows(first.app), [{ rawBody: status, state: 'pending', error: null, processedAt: null }]);
-  t.equal(first.app.messagesRepo.findById(sent.id)!.status, 'accepted', "the event's savepoint rolled back");
+  t.equal(first.app.messagesRepo.findById(sentId)!.status, 'accepted', "the event's savepoint rolled back");
   t.match(first.logged('webhook event outcome not recorded; it stays pending'), [{ err: { message: 'disk trouble' } }]);
   await first.app.close();
 
   const second = await start(t, dir);
   t.match(inboxRows(second.app), [{ state: 'processed', error: null, processedAt: Number }]);
-  t.equal(second.app.messagesRepo.findById(sent.id)!.status, 'read');
-  t.equal(second.app.messagesRepo.history(sent.id).length, 1);
+  t.equal(second.app.messagesRepo.findById(sentId)!.status, 'read');
+  t.equal(second.app.messagesRepo.history(sentId).length, 1);
 });
 
 t.test('a batch that cannot be stored is not acknowledged (5xx: the network delivers it again)', async (t) => {

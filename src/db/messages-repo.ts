@@ -1,7 +1,7 @@
 // Writes of conversations, messages and their status history. Status moves are single
 // conditional UPDATEs along STATUS_RANK; duplicates are absorbed by UNIQUE keys. Wamids are per user.
 import { eq, lt, sql } from 'drizzle-orm';
-import { inTransaction, type DB } from './client';
+import type { DB } from './client';
 import { conversations, messages, messageStatuses, orphanStatuses, type MessageRow } from './tables';
 
 /** A status only moves up this ladder; `failed` ranks below `delivered` (several devices). */
@@ -63,6 +63,14 @@ export function createMessagesRepo(db: DB) {
       status_updated_at = CASE WHEN status_rank < ${STATUS_RANK.accepted} THEN @at ELSE status_updated_at END,
       status_rank = max(status_rank, ${STATUS_RANK.accepted})
     WHERE id = @id`);
+  const insertOutboundRow = client.prepare<{
+    userId: number; conversationId: number; type: string; text: string | null; to: string; payloadJson: string;
+    templateJson: string | null; createdAt: number;
+  }>(`INSERT INTO messages (user_id, conversation_id, direction, type, text, to_number, status, status_rank, payload_json,
+      template_json, created_at)
+    VALUES (@userId, @conversationId, 'outbound', @type, @text, @to, 'pending', 0, @payloadJson, @templateJson, @createdAt)`);
+  const fail = client.prepare<[string, number, number]>(
+    `UPDATE messages SET status = 'failed', status_rank = ${STATUS_RANK.failed}, error_json = ?, status_updated_at = ? WHERE id = ?`);
   const conversationId = (userId: number, waId: string, name: string | null, at: number, inboundAt: number | null) =>
     touchConversation.get(userId, waId, name, at, inboundAt)!.id;
 
@@ -75,28 +83,24 @@ export function createMessagesRepo(db: DB) {
   return {
     conversationId,
 
-    /** Stores an outbound message as `pending`, in the conversation of the number as typed. */
-    insertOutbound(m: NewOutbound): MessageRow {
-      return db.insert(messages).values({
-        userId: m.userId, conversationId: conversationId(m.userId, m.to, null, m.createdAt, null),
-        direction: 'outbound', type: m.type, text: m.text, toNumber: m.to, status: 'pending', statusRank: 0,
-        payloadJson: m.payloadJson, templateJson: m.templateJson ?? null, createdAt: m.createdAt,
-      }).returning().get();
+    /** Stores an outbound message as `pending`, in the conversation of the number as typed; its id. */
+    insertOutbound(m: NewOutbound): number {
+      return Number(insertOutboundRow.run({
+        userId: m.userId, conversationId: conversationId(m.userId, m.to, null, m.createdAt, null), type: m.type, text: m.text,
+        to: m.to, payloadJson: m.payloadJson, templateJson: m.templateJson ?? null, createdAt: m.createdAt,
+      }).lastInsertRowid);
     },
 
-    /** The network accepted it: record its wamid under the contact's wa_id, then apply this user's statuses that raced ahead. */
+    /** The network accepted it: record its wamid under the contact's wa_id, then apply this user's statuses that raced ahead (call inside one write). */
     markAccepted(messageId: number, wamid: string, waId: string, at: number): void {
-      inTransaction(db, () => {
-        const owner = ownerOf.get(messageId)!;
-        accept.run({ id: messageId, wamid, at, conversationId: conversationId(owner.userId, waId, null, owner.createdAt, null) });
-        for (const orphan of takeOrphans.all(owner.userId, wamid)) applyToMessage(messageId, { status: orphan.status, at: orphan.at, errorJson: orphan.error_json });
-      });
+      const owner = ownerOf.get(messageId)!;
+      accept.run({ id: messageId, wamid, at, conversationId: conversationId(owner.userId, waId, null, owner.createdAt, null) });
+      for (const orphan of takeOrphans.all(owner.userId, wamid)) applyToMessage(messageId, { status: orphan.status, at: orphan.at, errorJson: orphan.error_json });
     },
 
     /** The send failed before the network accepted it (refused, timed out, unreachable). */
     markFailed(messageId: number, errorJson: string, at: number): void {
-      db.update(messages).set({ status: 'failed', statusRank: STATUS_RANK.failed, errorJson, statusUpdatedAt: at })
-        .where(eq(messages.id, messageId)).run();
+      fail.run(errorJson, at, messageId);
     },
 
     /** A callback status routed to `userId`: applied to that user's outbound message, or kept until its send stores the wamid. */

@@ -8,10 +8,13 @@ import { createIdempotencyRepo, type IdempotencyRepo } from '../db/idempotency-r
 import { createMessagesRepo, type MessagesRepo } from '../db/messages-repo';
 import { createUsersRepo, type UsersRepo } from '../db/users-repo';
 import { createWebhookEventsRepo, type WebhookEventsRepo } from '../db/webhook-events-repo';
+import { createWriter, type Writer } from '../db/writer';
 
 declare module 'fastify' {
   interface FastifyInstance {
     db: DB;
+    /** The one door for writes (group commit). */
+    writer: Writer;
     usersRepo: UsersRepo;
     creditsRepo: CreditsRepo;
     messagesRepo: MessagesRepo;
@@ -24,6 +27,7 @@ declare module 'fastify' {
 export default fp(async function database(app: FastifyInstance, options: { path: string }) {
   const db = openDatabase(options.path);
   app.decorate('db', db);
+  app.decorate('writer', createWriter(db.$client));
   app.decorate('usersRepo', createUsersRepo(db));
   app.decorate('creditsRepo', createCreditsRepo(db));
   app.decorate('messagesRepo', createMessagesRepo(db));

@@ -8,7 +8,7 @@ import { sendMessage, type SendDeps, type SendOutcome } from '../services/send-m
 
 const messages: FastifyPluginAsyncTypebox = async (app) => {
   const deps: SendDeps = {
-    db: app.db, messages: app.messagesRepo, credits: app.creditsRepo, idempotency: app.idempotencyRepo,
+    writer: app.writer, messages: app.messagesRepo, credits: app.creditsRepo, idempotency: app.idempotencyRepo,
     client: app.messagingClient, timezone: app.config.timezone, now: app.now,
   };
   const schema = {

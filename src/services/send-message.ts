@@ -1,10 +1,10 @@
 // Sending one message (SPEC §5): reserve a credit and store it, call the network outside any transaction, settle.
 import { createHash } from 'node:crypto';
-import { inTransaction, type DB } from '../db/client';
 import type { CreditsRepo } from '../db/credits-repo';
 import type { IdempotencyRepo } from '../db/idempotency-repo';
 import type { MessagesRepo } from '../db/messages-repo';
 import type { UserRow } from '../db/tables';
+import type { Writer } from '../db/writer';
 import { AppError } from '../errors';
 import { wireBody, type MessagingAccount, type MessagingClient, type OutboundMessage } from '../messaging/client';
 import { monthKey } from '../time';
@@ -15,7 +15,7 @@ const KEY_TTL_MS = 24 * 3600 * 1000;
 const ABANDON_MARGIN_MS = 60_000;
 
 export interface SendDeps {
-  db: DB;
+  writer: Writer;
   messages: MessagesRepo;
   credits: CreditsRepo;
   idempotency: IdempotencyRepo;
@@ -53,7 +53,7 @@ export async function sendMessage(deps: SendDeps, user: UserRow, message: Outbou
   const month = monthKey(new Date(startedAt), deps.timezone);
   const hash = idempotencyKey === undefined ? '' : fingerprint(message);
 
-  const claimed = inTransaction(deps.db, () => {
+  const claimed = await deps.writer.write(() => {
     if (idempotencyKey !== undefined) {
       const claim = deps.idempotency.claim(user.id, idempotencyKey, hash, startedAt, {
         expiredBefore: startedAt - KEY_TTL_MS, abandonedBefore: startedAt - deps.client.budgetMs - ABANDON_MARGIN_MS,
@@ -64,31 +64,31 @@ export async function sendMessage(deps: SendDeps, user: UserRow, message: Outbou
       // Thrown inside the transaction: the key claim above is rolled back with it.
       throw new AppError(402, 'CREDITS_EXHAUSTED', `The monthly allowance of ${user.monthlyCredits} credits is used up`);
     }
-    const row = deps.messages.insertOutbound({
+    const id = deps.messages.insertOutbound({
       userId: user.id, to: message.to, type: message.kind, createdAt: startedAt,
       text: message.kind === 'text' ? message.body : null,
       templateJson: message.kind === 'template'
         ? JSON.stringify({ name: message.name, language: message.language, params: message.params }) : null,
       payloadJson: JSON.stringify(wireBody(message)),
     });
-    return { kind: 'claimed' as const, row };
+    return { kind: 'claimed' as const, id };
   });
   if (claimed.kind === 'replay') return { answer: JSON.parse(claimed.body) as SendAnswer, replayed: true };
   if (claimed.kind !== 'claimed') throw keyErrors[claimed.kind]();
 
   const result = await deps.client.send(account, message);
   const settledAt = deps.now().getTime();
-  const id = claimed.row.id;
+  const { id } = claimed;
 
   if (result.kind !== 'accepted') {
-    inTransaction(deps.db, () => {
+    await deps.writer.write(() => {
       deps.messages.markFailed(id, failureRecord(result), settledAt);
       deps.credits.refund(user.id, month);
       if (idempotencyKey !== undefined) deps.idempotency.release(user.id, idempotencyKey);
     });
     throw failureError(result);
   }
-  return inTransaction(deps.db, () => {
+  return deps.writer.write(() => {
     deps.messages.markAccepted(id, result.wamid, result.waId, settledAt);
     const answer: SendAnswer = {
       id, wamid: result.wamid, to: message.to, type: message.kind, status: 'accepted',
