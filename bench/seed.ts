@@ -3,6 +3,7 @@
 import { openDatabase } from '../src/db/client';
 import { createUsersRepo } from '../src/db/users-repo';
 import { hashPassword } from '../src/services/passwords';
+import { createTokenCipher, resolveTokenKey } from '../src/token-cipher';
 
 export interface Seeded { clientId: number; phoneNumberId: string; wamids: string[]; contacts: number }
 
@@ -10,7 +11,8 @@ export const BENCH_PASSWORD = 'bench-password-123';
 
 export async function seed(path: string, messageCount: number, contacts: number, wamidCount: number): Promise<Seeded> {
   const db = openDatabase(path);
-  const users = createUsersRepo(db);
+  // The same generated key file the app will use for this database.
+  const users = createUsersRepo(db, createTokenCipher(resolveTokenKey(undefined, path)));
   const now = new Date();
   const passwordHash = await hashPassword(BENCH_PASSWORD);
   users.create({ email: 'admin@bench.local', passwordHash, role: 'ADMIN' }, now);
