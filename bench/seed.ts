@@ -3,6 +3,7 @@
 import { openDatabase, type DB } from '../src/db/client';
 import { createUsersRepo } from '../src/db/users-repo';
 import { hashPassword } from '../src/services/passwords';
+import { createTokenCipher, resolveTokenKey } from '../src/token-cipher';
 
 export interface UserSpec { email: string; phoneNumberId: string; token: string; messages: number; contacts: number; wamids: number }
 export interface Seeded { id: number; phoneNumberId: string; token: string; wamids: string[]; contacts: number }
@@ -45,7 +46,8 @@ function seedMessages(db: DB, userId: number, spec: UserSpec, now: number): stri
 /** Creates `admin@bench.local` and one CLIENT per spec (password BENCH_PASSWORD), with their histories. */
 export async function seed(path: string, specs: UserSpec[]): Promise<Seeded[]> {
   const db = openDatabase(path);
-  const users = createUsersRepo(db);
+  // The same generated key file the app will use for this database.
+  const users = createUsersRepo(db, createTokenCipher(resolveTokenKey(undefined, path)));
   const now = new Date();
   const passwordHash = await hashPassword(BENCH_PASSWORD);
   users.create({ email: 'admin@bench.local', passwordHash, role: 'ADMIN' }, now);

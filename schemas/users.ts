@@ -34,7 +34,11 @@ const writable = {
   sso_id: Nullable(Type.String({ minLength: 1, maxLength: 256 })),
   role: Role,
   is_active: Type.Boolean(),
-  messaging_token: Nullable(Type.String({ minLength: 1, maxLength: 4096, description: 'Write-only' })),
+  // It goes into an HTTP header: visible ASCII only (no spaces, control or non-ASCII characters).
+  messaging_token: Nullable(Type.String({
+    minLength: 1, maxLength: 4096, pattern: '^[\\x21-\\x7E]{1,4096}$',
+    description: 'Write-only; stored encrypted. 1–4096 visible ASCII characters (no spaces or control characters)',
+  })),
   messaging_phone_number_id: Nullable(PhoneNumberId),
   monthly_credits: Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER }),
 };

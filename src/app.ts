@@ -104,7 +104,7 @@ export async function buildApp(config: Config, options: AppOptions = {}) {
 
   await app.register(errorHandler);
   await app.register(validation);
-  await app.register(dbPlugin, { path: config.databasePath });
+  await app.register(dbPlugin, { path: config.databasePath, tokenKey: config.messagingTokenKey });
   await app.register(authPlugin, { secret: resolveJwtSecret(config.jwtSecret, config.databasePath), ttlSeconds: app.sessionSeconds });
   await app.register(openapi);
   await app.register(messagingPlugin);

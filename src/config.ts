@@ -98,8 +98,8 @@ function isAddressOrCidr(entry: string): boolean {
  */
 function parseTrustProxy(value: string): Config['trustProxy'] {
   const text = value.trim();
-  if (text === 'false' || text === '0') return false;
-  if (text === 'true') {
+  if (/^(false|0)$/i.test(text)) return false;
+  if (/^true$/i.test(text)) {
     throw new ConfigError('Invalid TRUST_PROXY: "true" would trust any X-Forwarded-For header a client sends, '
       + 'so client IPs (and login limits) could be forged. Use the number of proxies in front of the gateway '
       + '(TRUST_PROXY=1 behind one reverse proxy) or their addresses (TRUST_PROXY=127.0.0.1,10.0.0.0/8)');

@@ -145,3 +145,74 @@ t.test('JWT_TTL is turned into seconds once: the token lifetime and the cookie M
   const claims = JSON.parse(Buffer.from(login.cookies[0]!.value.split('.')[1]!, 'base64url').toString()) as { iat: number; exp: number };
   t.equal(claims.exp - claims.iat, 7200);
 });
+
+/** The ConfigError `env` causes (a failed test when there is none). */
+function configErrorOf(env: Record<string, string>): ConfigError {
+  try {
+    parseConfig(env);
+  } catch (error) {
+    if (error instanceof ConfigError) return error;
+    throw error;
+  }
+  throw new Error(`no ConfigError for ${JSON.stringify(env)}`);
+}
+
+t.test('TRUST_PROXY: false, a hop count, or a list of proxy addresses/CIDRs', async (t) => {
+  const cases: [string | undefined, unknown][] = [
+    [undefined, false], ['', false], ['false', false], ['FALSE', false], ['0', false],
+    ['1', 1], [' 2 ', 2], ['100', 100],
+    ['127.0.0.1', ['127.0.0.1']],
+    ['127.0.0.1, 10.0.0.0/8 ,::1,fd00::/8', ['127.0.0.1', '10.0.0.0/8', '::1', 'fd00::/8']],
+    ['loopback,uniquelocal', ['loopback', 'uniquelocal']],
+    ['192.168.1.0/24,', ['192.168.1.0/24']],
+    ['::ffff:10.0.0.1/128', ['::ffff:10.0.0.1/128']],
+  ];
+  for (const [value, expected] of cases) t.same(parseConfig({ TRUST_PROXY: value }).trustProxy, expected, JSON.stringify(value));
+});
+
+t.test('TRUST_PROXY=true is refused with what to use instead', async (t) => {
+  for (const value of ['true', 'TRUE', ' True ']) {
+    const error = configErrorOf({ TRUST_PROXY: value });
+    t.match(error.message, /^Invalid TRUST_PROXY: "true" would trust any X-Forwarded-For header a client sends/, value);
+    t.match(error.message, /TRUST_PROXY=1 behind one reverse proxy/, 'names the hop count form');
+    t.match(error.message, /TRUST_PROXY=127\.0\.0\.1,10\.0\.0\.0\/8/, 'and the address list form');
+  }
+});
+
+t.test('TRUST_PROXY: hop counts out of range and bad addresses are refused, naming the bad entry', async (t) => {
+  const cases: [string, RegExp][] = [
+    ['101', /^Invalid TRUST_PROXY: a hop count must be between 1 and 100$/],
+    ['-1', /^Invalid TRUST_PROXY: "-1" is not an IP address or CIDR/],
+    ['1.5', /^Invalid TRUST_PROXY: "1\.5" is not an IP address or CIDR/],
+    ['yes', /^Invalid TRUST_PROXY: "yes" is not an IP address or CIDR/],
+    ['10.0.0.0/33', /^Invalid TRUST_PROXY: "10\.0\.0\.0\/33" is not an IP address or CIDR/],
+    ['::1/129', /"::1\/129" is not/],
+    ['10.0.0.0/', /"10\.0\.0\.0\/" is not/],
+    ['10.0.0.0/8/8', /"10\.0\.0\.0\/8\/8" is not/],
+    ['10.0.0.0/x', /"10\.0\.0\.0\/x" is not/],
+    ['300.1.1.1', /"300\.1\.1\.1" is not/],
+    ['127.0.0.1,proxy.internal', /"proxy\.internal" is not/],
+    ['127.0.0.1 10.0.0.1', /"127\.0\.0\.1 10\.0\.0\.1" is not/],
+    [',', /^Invalid TRUST_PROXY: "," is not an IP address or CIDR; use false, a hop count, or a comma-separated list of proxy addresses$/],
+  ];
+  for (const [value, message] of cases) {
+    t.throws(() => parseConfig({ TRUST_PROXY: value }), { constructor: ConfigError, message }, value);
+  }
+});
+
+t.test('an invalid secret is named but its value never echoed', async (t) => {
+  const cases: Record<string, string> = {
+    JWT_SECRET: 'jwt-secret-value-too-short',
+    ADMIN_PASSWORD: 'pw-val',
+    MESSAGING_TOKEN_KEY: 'token-key-value-too-short',
+  };
+  for (const [name, value] of Object.entries(cases)) {
+    const error = configErrorOf({ [name]: value });
+    t.match(error.message, new RegExp(`^Invalid ${name}: `), name);
+    t.notOk(error.message.includes(value), `${name}: the value is not in the message`);
+    t.notOk(error.message.includes(value.slice(0, 6)), `${name}: nor a part of it`);
+  }
+  // The control: a variable that is not secret is echoed, so the check above can fail.
+  t.match(configErrorOf({ PORT: 'port-value' }).message, /port-value/);
+  t.equal(parseConfig({ MESSAGING_TOKEN_KEY: 'k'.repeat(32) }).messagingTokenKey, 'k'.repeat(32));
+});

@@ -28,7 +28,7 @@ function viewOf(row: UserRow, extra: Record<string, unknown> = {}) {
   };
 }
 
-t.test('create: 201 with the user object; stored lower-cased, hashed, token kept but never answered', async (t) => {
+t.test('create: 201 with the user object; stored lower-cased, hashed, token kept (encrypted) but never answered', async (t) => {
   const { app, auth } = await setup(t);
   const res = await app.inject({
     method: 'POST', url: '/api/user/create', headers: auth,
@@ -43,7 +43,8 @@ t.test('create: 201 with the user object; stored lower-cased, hashed, token kept
   t.notMatch(res.body, /EAAG|password|hash/i);
   const row = app.usersRepo.findById(2)!;
   t.equal(row.email, 'ana@example.com');
-  t.equal(row.messagingToken, 'EAAG-secret-token');
+  t.match(row.messagingToken, /^v1:/, 'stored sealed');
+  t.equal(app.tokenCipher.open(row.messagingToken!), 'EAAG-secret-token');
   t.equal(row.tokenVersion, 1);
   t.match(row.passwordHash, /^\$argon2id\$v=19\$m=19456,p=1,t=2\$/);
   t.ok(await argon2.verify(row.passwordHash, 'ana-password-1'));
@@ -89,6 +90,9 @@ t.test('create: invalid fields are 400s naming the field', async (t) => {
     [{ ...base, monthly_credits: '5' }, 'body/monthly_credits must be integer'],
     [{ ...base, messaging_phone_number_id: '+1 555' }, 'body/messaging_phone_number_id must match pattern "^[0-9]{1,32}$"'],
     [{ ...base, messaging_token: '' }, 'body/messaging_token must NOT have fewer than 1 characters'],
+    [{ ...base, messaging_token: 'x'.repeat(4097) }, 'body/messaging_token must NOT have more than 4096 characters'],
+    ...['EAAG…', 'EAAG token', ' EAAG', 'EAAG\t', 'EAAG\r\nX-Injected: 1', 'EAAG\u0000', 'EAAG\u007f', 'EAAGé'].map((token) =>
+      [{ ...base, messaging_token: token }, 'body/messaging_token must match pattern "^[\\x21-\\x7E]{1,4096}$"'] as [Record<string, unknown>, string]),
     [{ ...base, credits: 5 }, 'body/credits is not an allowed property'],
   ];
   for (const [payload, message] of cases) {
@@ -107,7 +111,9 @@ t.test('update: changes only the given fields', async (t) => {
   t.equal(res.statusCode, 200);
   const row = app.usersRepo.findById(ana.id)!;
   t.same(res.json(), viewOf(row));
-  t.match(row, { email: 'ana@example.com', ssoId: 'ext-1', messagingToken: 'EAAG-1', messagingPhoneNumberId: null, monthlyCredits: 50, isActive: false, tokenVersion: 1, passwordHash: ana.passwordHash });
+  t.equal(row.messagingToken, ana.messagingToken, 'the token is left alone');
+  t.equal(app.tokenCipher.open(row.messagingToken!), 'EAAG-1');
+  t.match(row, { email: 'ana@example.com', ssoId: 'ext-1', messagingPhoneNumberId: null, monthlyCredits: 50, isActive: false, tokenVersion: 1, passwordHash: ana.passwordHash });
   t.equal(res.json().created_at, T0);
   t.equal(res.json().updated_at, T1);
 });
@@ -137,6 +143,9 @@ t.test('update: empty, token-only and invalid bodies are 400s; nothing changes',
     [{ email: 'nope' }, 'body/email must match format "email"'],
     [{ password: 'short' }, 'body/password must NOT have fewer than 8 characters'],
     [{ role: 'client' }, 'body/role must be equal to one of the allowed values'],
+    [{ messaging_token: 'EAAG…' }, 'body/messaging_token must match pattern "^[\\x21-\\x7E]{1,4096}$"'],
+    [{ messaging_token: 'EAAG abc' }, 'body/messaging_token must match pattern "^[\\x21-\\x7E]{1,4096}$"'],
+    [{ messaging_token: 'EAAG\nabc' }, 'body/messaging_token must match pattern "^[\\x21-\\x7E]{1,4096}$"'],
   ];
   for (const [payload, message] of cases) {
     const res = await app.inject({ method: 'PUT', url: `/api/user/update/${ana.id}`, headers: auth, payload: payload as object });

@@ -1,16 +1,32 @@
 // Opens the SQLite file with durable pragmas, applies the committed migrations; transactions and a liveness probe.
-import { mkdirSync } from 'node:fs';
+import { closeSync, openSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import Database from 'better-sqlite3';
 import { drizzle, type BetterSQLite3Database } from 'drizzle-orm/better-sqlite3';
 import { migrate } from 'drizzle-orm/better-sqlite3/migrator';
 import { projectRoot } from '../config';
+import { ensurePrivateDir } from '../secret-file';
 import * as tables from './tables';
 
 export type DB = BetterSQLite3Database<typeof tables> & { $client: Database.Database };
 
+/**
+ * Creates the database file 0600 (whatever the umask) before SQLite opens it. SQLite gives the
+ * -wal and -shm files it creates, now or after any later checkpoint or restart, the mode of the
+ * database file (and chmods them to it, past the umask), so they are 0600 too.
+ */
+function createPrivateFile(path: string): void {
+  ensurePrivateDir(dirname(path));
+  try {
+    closeSync(openSync(path, 'wx', 0o600));
+  } catch (error) {
+    // An existing database keeps the mode its owner gave it (start-up warns when others can read it).
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+  }
+}
+
 export function openDatabase(path: string): DB {
-  if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
+  if (path !== ':memory:') createPrivateFile(path);
   const sqlite = new Database(path);
   sqlite.pragma('journal_mode = WAL');
   // FULL: a committed transaction survives a power cut, not only a process crash.
@@ -20,6 +36,12 @@ export function openDatabase(path: string): DB {
   const db = drizzle(sqlite, { schema: tables });
   migrate(db, { migrationsFolder: join(projectRoot, 'data', 'migrations') });
   return db;
+}
+
+/** The database's directory and file when other users may read them (mode & 0o007), for a start-up warning. */
+export function openToOthers(path: string): string[] {
+  if (path === ':memory:') return [];
+  return [dirname(path), path].filter((entry) => (statSync(entry).mode & 0o007) !== 0);
 }
 
 /** A better-sqlite3 transaction: the body must stay synchronous (no await inside). */

@@ -1,6 +1,8 @@
 // Data access for users. Emails are compared lower-cased; unique violations surface as typed results.
-import { count, eq, sql } from 'drizzle-orm';
-import type { DB } from './client';
+// Messaging tokens are sealed on every write: rows carry the sealed form, the send path opens it.
+import { count, eq, isNotNull, sql } from 'drizzle-orm';
+import { isSealed, type TokenCipher } from '../token-cipher';
+import { inTransaction, type DB } from './client';
 import { users, type UserRow } from './tables';
 
 export type NewUser = Omit<typeof users.$inferInsert, 'id' | 'createdAt' | 'updatedAt' | 'tokenVersion'>;
@@ -14,7 +16,10 @@ function conflictOf(error: unknown): UniqueField | undefined {
   return message.includes('messaging_phone_number_id') ? 'messaging_phone_number_id' : 'email';
 }
 
-export function createUsersRepo(db: DB) {
+export function createUsersRepo(db: DB, tokens: TokenCipher) {
+  const sealed = (token: string | null | undefined) => (token ? tokens.seal(token) : token);
+  const storedTokens = () => db.select({ id: users.id, token: users.messagingToken }).from(users).where(isNotNull(users.messagingToken)).all();
+
   const byId = db.select().from(users).where(eq(users.id, sql.placeholder('id'))).prepare();
   const byEmail = db.select().from(users).where(eq(users.email, sql.placeholder('email'))).prepare();
 
@@ -39,7 +44,7 @@ export function createUsersRepo(db: DB) {
     create(fields: NewUser, now: Date): WriteResult {
       const at = now.getTime();
       return write(() => db.insert(users)
-        .values({ ...fields, email: fields.email.toLowerCase(), createdAt: at, updatedAt: at })
+        .values({ ...fields, email: fields.email.toLowerCase(), messagingToken: sealed(fields.messagingToken), createdAt: at, updatedAt: at })
         .returning().get())!;
     },
 
@@ -47,9 +52,22 @@ export function createUsersRepo(db: DB) {
     update(id: number, changes: UserChanges, now: Date): WriteResult | undefined {
       const set: Record<string, unknown> = { ...changes, updatedAt: now.getTime() };
       if (changes.email !== undefined) set.email = changes.email.toLowerCase();
+      if (changes.messagingToken !== undefined) set.messagingToken = sealed(changes.messagingToken);
       if (changes.passwordHash !== undefined) set.tokenVersion = sql`${users.tokenVersion} + 1`;
       return write(() => db.update(users).set(set as typeof users.$inferInsert).where(eq(users.id, id)).returning().get());
     },
+
+    /** Seals the tokens an older version stored in plain text, in one transaction; how many there were. */
+    sealPlainTokens(): number {
+      return inTransaction(db, () => {
+        const plain = storedTokens().filter((row) => !isSealed(row.token!));
+        for (const row of plain) db.update(users).set({ messagingToken: tokens.seal(row.token!) }).where(eq(users.id, row.id)).run();
+        return plain.length;
+      });
+    },
+
+    /** How many stored tokens this key cannot open (a changed or lost key). */
+    countUnreadableTokens: (): number => storedTokens().filter((row) => tokens.open(row.token!) === undefined).length,
 
     /** Conversations, messages and credits go with the user (ON DELETE CASCADE, one statement). */
     delete: (id: number): boolean => db.delete(users).where(eq(users.id, id)).run().changes > 0,

@@ -1,7 +1,7 @@
 // Opens the database for the app's lifetime and decorates the repositories routes may use.
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
-import { openDatabase, type DB } from '../db/client';
+import { openDatabase, openToOthers, type DB } from '../db/client';
 import { createConversationsRepo, type ConversationsRepo } from '../db/conversations-repo';
 import { createCreditsRepo, type CreditsRepo } from '../db/credits-repo';
 import { createIdempotencyRepo, type IdempotencyRepo } from '../db/idempotency-repo';
@@ -9,6 +9,7 @@ import { createMessagesRepo, type MessagesRepo } from '../db/messages-repo';
 import { createUsersRepo, type UsersRepo } from '../db/users-repo';
 import { createWebhookEventsRepo, type WebhookEventsRepo } from '../db/webhook-events-repo';
 import { createWriter, type Writer } from '../db/writer';
+import { createTokenCipher, resolveTokenKey, type TokenCipher } from '../token-cipher';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -21,14 +22,40 @@ declare module 'fastify' {
     idempotencyRepo: IdempotencyRepo;
     conversationsRepo: ConversationsRepo;
     webhookEventsRepo: WebhookEventsRepo;
+    /** Seals and opens messaging tokens (MESSAGING_TOKEN_KEY or the `token-key` file). */
+    tokenCipher: TokenCipher;
+    /** A user's stored (sealed) token opened for a send; undefined when this key cannot open it (logged once per user). */
+    openMessagingToken: (sealed: string, userId: number) => string | undefined;
   }
 }
 
-export default fp(async function database(app: FastifyInstance, options: { path: string }) {
+export default fp(async function database(app: FastifyInstance, options: { path: string; tokenKey?: string }) {
   const db = openDatabase(options.path);
+  for (const entry of openToOthers(options.path)) {
+    app.log.warn({ path: entry }, 'Other users of this machine can read the database files here: chmod o-rwx it (0700 for a directory, 0600 for a file)');
+  }
+  const tokenCipher = createTokenCipher(resolveTokenKey(options.tokenKey, options.path));
+  const usersRepo = createUsersRepo(db, tokenCipher);
+  const sealedNow = usersRepo.sealPlainTokens();
+  if (sealedNow > 0) app.log.info({ count: sealedNow }, 'Encrypted messaging tokens that were stored in plain text');
+  const unreadable = usersRepo.countUnreadableTokens();
+  if (unreadable > 0) {
+    app.log.error({ count: unreadable }, 'Some stored messaging tokens cannot be decrypted with this key (MESSAGING_TOKEN_KEY or the token-key file beside the database changed): '
+      + 'restore the previous key, or set those users\' messaging_token again');
+  }
+  const warned = new Set<number>();
+  app.decorate('tokenCipher', tokenCipher);
+  app.decorate('openMessagingToken', (sealed: string, userId: number) => {
+    const token = tokenCipher.open(sealed);
+    if (token === undefined && !warned.has(userId)) {
+      warned.add(userId);
+      app.log.error({ userId }, 'This user\'s messaging token cannot be decrypted with the current key: restore the previous key, or set the user\'s messaging_token again');
+    }
+    return token;
+  });
   app.decorate('db', db);
   app.decorate('writer', createWriter(db.$client));
-  app.decorate('usersRepo', createUsersRepo(db));
+  app.decorate('usersRepo', usersRepo);
   app.decorate('creditsRepo', createCreditsRepo(db));
   app.decorate('messagesRepo', createMessagesRepo(db));
   app.decorate('idempotencyRepo', createIdempotencyRepo(db));

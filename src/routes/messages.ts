@@ -10,6 +10,7 @@ const messages: FastifyPluginAsyncTypebox = async (app) => {
   const deps: SendDeps = {
     writer: app.writer, messages: app.messagesRepo, credits: app.creditsRepo, idempotency: app.idempotencyRepo,
     client: app.messagingClient, timezone: app.config.timezone, now: app.now,
+    openToken: app.openMessagingToken,
   };
   const schema = {
     tags: ['messages'],

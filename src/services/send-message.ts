@@ -22,6 +22,8 @@ export interface SendDeps {
   client: MessagingClient;
   timezone: string;
   now: () => Date;
+  /** Opens a user's sealed messaging token; undefined when the current key cannot. */
+  openToken: (sealed: string, userId: number) => string | undefined;
 }
 
 export interface SendAnswer {
@@ -30,11 +32,16 @@ export interface SendAnswer {
 }
 export interface SendOutcome { answer: SendAnswer; replayed: boolean }
 
-function accountOf(user: UserRow): MessagingAccount {
+function accountOf(user: UserRow, openToken: SendDeps['openToken']): MessagingAccount {
   if (!user.messagingToken || !user.messagingPhoneNumberId) {
     throw new AppError(409, 'MESSAGING_NOT_CONFIGURED', 'Messaging is not configured for this account (token and phone number id); ask an administrator');
   }
-  return { phoneNumberId: user.messagingPhoneNumberId, token: user.messagingToken };
+  const token = openToken(user.messagingToken, user.id);
+  if (token === undefined) {
+    // The encryption key changed since the token was stored: only setting it again (or the old key) helps.
+    throw new AppError(409, 'MESSAGING_NOT_CONFIGURED', 'The messaging token stored for this account cannot be read with the current encryption key; ask an administrator to set it again');
+  }
+  return { phoneNumberId: user.messagingPhoneNumberId, token };
 }
 
 /** Same message, same fingerprint: the normalised message is built in a fixed key order. */
@@ -47,7 +54,7 @@ const keyErrors = {
 };
 
 export async function sendMessage(deps: SendDeps, user: UserRow, message: OutboundMessage, idempotencyKey?: string): Promise<SendOutcome> {
-  const account = accountOf(user);
+  const account = accountOf(user, deps.openToken);
   const startedAt = deps.now().getTime();
   // The credit is taken from, and given back to, the month of the request.
   const month = monthKey(new Date(startedAt), deps.timezone);
