@@ -6,6 +6,7 @@ import { createConversationsRepo, type ConversationsRepo } from '../db/conversat
 import { createCreditsRepo, type CreditsRepo } from '../db/credits-repo';
 import { createIdempotencyRepo, type IdempotencyRepo } from '../db/idempotency-repo';
 import { createMessagesRepo, type MessagesRepo } from '../db/messages-repo';
+import { createSessionsRepo, type SessionsRepo } from '../db/sessions-repo';
 import { createUsersRepo, type UsersRepo } from '../db/users-repo';
 import { createWebhookEventsRepo, type WebhookEventsRepo } from '../db/webhook-events-repo';
 
@@ -18,6 +19,7 @@ declare module 'fastify' {
     idempotencyRepo: IdempotencyRepo;
     conversationsRepo: ConversationsRepo;
     webhookEventsRepo: WebhookEventsRepo;
+    sessionsRepo: SessionsRepo;
   }
 }
 
@@ -30,6 +32,7 @@ export default fp(async function database(app: FastifyInstance, options: { path:
   app.decorate('idempotencyRepo', createIdempotencyRepo(db));
   app.decorate('conversationsRepo', createConversationsRepo(db));
   app.decorate('webhookEventsRepo', createWebhookEventsRepo(db));
+  app.decorate('sessionsRepo', createSessionsRepo(db));
   app.addHook('onClose', async () => {
     db.$client.close();
   });
