@@ -1,6 +1,6 @@
 // Sessions ended by logout: the jti of each such JWT, kept until the JWT would have expired anyway.
 import { eq, lte, sql } from 'drizzle-orm';
-import type { DB } from './client';
+import { inTransaction, type DB } from './client';
 import { revokedSessions } from './tables';
 
 export function createSessionsRepo(db: DB) {
@@ -14,10 +14,14 @@ export function createSessionsRepo(db: DB) {
   return {
     /** One primary-key lookup: runs on every authenticated request. */
     isRevoked: (jti: string): boolean => lookup.get({ jti }) !== undefined,
-    /** `expiresAt` (ms): when the JWT stops being valid by itself, after which the row may go. */
-    revoke: (jti: string, expiresAt: number): void => {
+    /**
+     * Ends a session until `expiresAt` (ms), when its JWT stops being valid by itself. Rows already past
+     * theirs at `now` go in the same transaction (one commit), so the table holds only sessions that could come back.
+     */
+    revoke: (jti: string, expiresAt: number, now: number): void => inTransaction(db, () => {
+      prune.run({ now });
       insert.run({ jti, expiresAt });
-    },
+    }),
     /** Deletes the rows of JWTs expired at `now` (ms); answers how many went. */
     prune: (now: number): number => prune.run({ now }).changes,
   };

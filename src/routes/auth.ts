@@ -55,10 +55,8 @@ const auth: FastifyPluginAsyncTypebox = async (app) => {
     }
     const claims = app.sessionClaims(request);
     if (claims) {
-      // Rows of sessions that ended by themselves go first: the table holds only sessions still able to come back.
-      // JWT times follow the system clock, as the JWT verification does.
-      app.sessionsRepo.prune(Date.now());
-      app.sessionsRepo.revoke(claims.jti, Math.min(claims.exp, claims.iat + app.sessionSeconds) * 1000);
+      // Kept until the JWT would be refused anyway; JWT times follow the system clock, as its verification does.
+      app.sessionsRepo.revoke(claims.jti, Math.min(claims.exp, claims.iat + app.sessionSeconds) * 1000, Date.now());
     }
     return { message: 'Logged out' };
   });
