@@ -12,6 +12,10 @@ export type LoginBody = Static<typeof LoginBody>;
 /** Logout takes no fields; the body may be absent, empty or `{}` (or carry only `token`). */
 export const LogoutBody = Type.Union([RequestBody({}), Type.Null()]);
 
+export const LogoutQuery = Type.Object({
+  all: Type.Boolean({ default: false, description: 'End every session of the user, not only this one' }),
+}, { additionalProperties: false });
+
 export const Message = Type.Object({ message: Type.String() });
 
 /** OpenAPI `security` of routes that need a session: a Bearer JWT or the `token` cookie. */

@@ -4,11 +4,13 @@ import Fastify, { type FastifyRequest, type FastifyServerOptions } from 'fastify
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { durationSeconds, type Config } from './config';
 import { resolveJwtSecret } from './jwt-secret';
+import type { HashSlots } from './services/passwords';
 import authPlugin from './plugins/auth';
 import dbPlugin from './plugins/db';
 import errorHandler, { clientError, routingError } from './plugins/error-handler';
 import messagingPlugin from './plugins/messaging';
 import openapi from './plugins/openapi';
+import passwordsPlugin from './plugins/passwords';
 import validation from './plugins/validation';
 import healthRoutes from './routes/health';
 import messageRoutes from './routes/messages';
@@ -23,6 +25,8 @@ export interface AppOptions {
   now?: () => Date;
   /** Where pino writes (tests capture logs to check that no secret leaks). */
   logStream?: NodeJS.WritableStream;
+  /** Password hashes computed at once and the wait for a slot (tests shrink them). */
+  hashSlots?: HashSlots;
 }
 
 declare module 'fastify' {
@@ -105,6 +109,7 @@ export async function buildApp(config: Config, options: AppOptions = {}) {
   await app.register(errorHandler);
   await app.register(validation);
   await app.register(dbPlugin, { path: config.databasePath, tokenKey: config.messagingTokenKey });
+  await app.register(passwordsPlugin, options.hashSlots ?? {});
   await app.register(authPlugin, { secret: resolveJwtSecret(config.jwtSecret, config.databasePath), ttlSeconds: app.sessionSeconds });
   await app.register(openapi);
   await app.register(messagingPlugin);

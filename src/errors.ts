@@ -18,3 +18,4 @@ export const unauthorized = (message = 'Authentication required') => new AppErro
 export const forbidden = (message = 'Your role may not do this') => new AppError(403, 'FORBIDDEN', message);
 export const accountDisabled = () => new AppError(403, 'ACCOUNT_DISABLED', 'This account is disabled');
 export const userNotFound = () => new AppError(404, 'USER_NOT_FOUND', 'User not found');
+export const lastAdmin = () => new AppError(409, 'LAST_ADMIN', 'This is the last active administrator; make another user an active ADMIN first');

@@ -1,6 +1,6 @@
 // Data access for users. Emails are compared lower-cased; unique violations surface as typed results.
 // Messaging tokens are sealed on every write: rows carry the sealed form, the send path opens it.
-import { count, eq, isNotNull, sql } from 'drizzle-orm';
+import { and, count, eq, isNotNull, ne, sql } from 'drizzle-orm';
 import { isSealed, type TokenCipher } from '../token-cipher';
 import { inTransaction, type DB } from './client';
 import { users, type UserRow } from './tables';
@@ -8,7 +8,9 @@ import { users, type UserRow } from './tables';
 export type NewUser = Omit<typeof users.$inferInsert, 'id' | 'createdAt' | 'updatedAt' | 'tokenVersion'>;
 export type UserChanges = Partial<NewUser>;
 export type UniqueField = 'email' | 'messaging_phone_number_id';
-export type WriteResult = { ok: true; user: UserRow } | { ok: false; conflict: UniqueField };
+/** `last_admin`: the change would leave no active ADMIN. */
+export type WriteResult = { ok: true; user: UserRow } | { ok: false; conflict: UniqueField | 'last_admin' };
+export type DeleteResult = 'deleted' | 'not_found' | 'last_admin';
 
 function conflictOf(error: unknown): UniqueField | undefined {
   const message = error instanceof Error ? error.message : '';
@@ -22,6 +24,15 @@ export function createUsersRepo(db: DB, tokens: TokenCipher) {
 
   const byId = db.select().from(users).where(eq(users.id, sql.placeholder('id'))).prepare();
   const byEmail = db.select().from(users).where(eq(users.email, sql.placeholder('email'))).prepare();
+  const otherActiveAdmins = db.select({ n: count() }).from(users)
+    .where(and(eq(users.role, 'ADMIN'), eq(users.isActive, true), ne(users.id, sql.placeholder('id')))).prepare();
+
+  /** Whether turning `before` into `after` removes the last active ADMIN. Only inside the writing transaction. */
+  function removesLastAdmin(before: UserRow, after: Pick<UserRow, 'role' | 'isActive'>): boolean {
+    const wasActiveAdmin = before.role === 'ADMIN' && before.isActive;
+    const staysActiveAdmin = after.role === 'ADMIN' && after.isActive;
+    return wasActiveAdmin && !staysActiveAdmin && (otherActiveAdmins.get({ id: before.id })?.n ?? 0) === 0;
+  }
 
   function write(run: () => UserRow | undefined): WriteResult | undefined {
     try {
@@ -48,13 +59,25 @@ export function createUsersRepo(db: DB, tokens: TokenCipher) {
         .returning().get())!;
     },
 
-    /** Undefined when no such user. A password change bumps the token version. */
+    /**
+     * Undefined when no such user. A password change bumps the token version. Demoting or disabling
+     * the last active ADMIN is refused in the same IMMEDIATE transaction that writes: two concurrent
+     * demotions are serialised, and the second one sees the first.
+     */
     update(id: number, changes: UserChanges, now: Date): WriteResult | undefined {
       const set: Record<string, unknown> = { ...changes, updatedAt: now.getTime() };
       if (changes.email !== undefined) set.email = changes.email.toLowerCase();
       if (changes.messagingToken !== undefined) set.messagingToken = sealed(changes.messagingToken);
       if (changes.passwordHash !== undefined) set.tokenVersion = sql`${users.tokenVersion} + 1`;
-      return write(() => db.update(users).set(set as typeof users.$inferInsert).where(eq(users.id, id)).returning().get());
+      let lastAdmin = false;
+      const result = write(() => inTransaction(db, () => {
+        const before = byId.get({ id });
+        if (!before) return undefined;
+        lastAdmin = removesLastAdmin(before, { role: changes.role ?? before.role, isActive: changes.isActive ?? before.isActive });
+        if (lastAdmin) return undefined;
+        return db.update(users).set(set as typeof users.$inferInsert).where(eq(users.id, id)).returning().get();
+      }));
+      return lastAdmin ? { ok: false, conflict: 'last_admin' } : result;
     },
 
     /** Seals the tokens an older version stored in plain text, in one transaction; how many there were. */
@@ -69,8 +92,21 @@ export function createUsersRepo(db: DB, tokens: TokenCipher) {
     /** How many stored tokens this key cannot open (a changed or lost key). */
     countUnreadableTokens: (): number => storedTokens().filter((row) => tokens.open(row.token!) === undefined).length,
 
-    /** Conversations, messages and credits go with the user (ON DELETE CASCADE, one statement). */
-    delete: (id: number): boolean => db.delete(users).where(eq(users.id, id)).run().changes > 0,
+    /**
+     * Conversations, messages and credits go with the user (ON DELETE CASCADE, one statement); the
+     * last active ADMIN stays, decided in the deleting transaction.
+     */
+    delete: (id: number): DeleteResult => inTransaction(db, () => {
+      const before = byId.get({ id });
+      if (!before) return 'not_found';
+      if (removesLastAdmin(before, { role: 'CLIENT', isActive: false })) return 'last_admin';
+      db.delete(users).where(eq(users.id, id)).run();
+      return 'deleted';
+    }),
+
+    /** Logout everywhere: every JWT issued so far carries an older `ver`. False when no such user. */
+    endAllSessions: (id: number): boolean =>
+      db.update(users).set({ tokenVersion: sql`${users.tokenVersion} + 1` }).where(eq(users.id, id)).run().changes > 0,
 
     list(limit: number, offset: number): { users: UserRow[]; total: number } {
       const rows = db.select().from(users).orderBy(users.id).limit(limit).offset(offset).all();

@@ -1,4 +1,5 @@
 // Cookies, JWT signing, and the hooks that authenticate a request and check its role (SPEC §3).
+import { randomBytes } from 'node:crypto';
 import fastifyCookie from '@fastify/cookie';
 import fastifyJwt from '@fastify/jwt';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
@@ -7,7 +8,15 @@ import type { UserRow } from '../db/tables';
 import { accountDisabled, forbidden, unauthorized } from '../errors';
 
 export type Role = 'ADMIN' | 'CLIENT';
-export interface TokenClaims { sub: string; role: Role; ver: number }
+export interface TokenClaims { sub: string; role: Role; ver: number; jti: string }
+/** The claims of a genuine, unexpired session JWT (its user and revocation not checked yet). */
+export interface SessionClaims extends TokenClaims { iat: number; exp: number }
+
+/** Every session JWT carries these; one without any of them is refused (jti: sessions before logout could end them). */
+const REQUIRED_CLAIMS = ['sub', 'ver', 'jti', 'iat', 'exp'];
+// Our own clock signs, so an iat from the future means a forged lifetime; a minute covers a clock step back.
+const FUTURE_IAT_TOLERANCE_MS = 60_000;
+const USER_ID = /^[1-9][0-9]{0,15}$/;
 
 declare module '@fastify/jwt' {
   interface FastifyJWT { payload: TokenClaims }
@@ -20,6 +29,8 @@ declare module 'fastify' {
     requireRole: (...roles: Role[]) => (request: FastifyRequest) => Promise<void>;
     /** Signs a session JWT for `user`. */
     issueToken: (user: UserRow) => string;
+    /** The claims of the request's JWT if it is genuine, unexpired and complete; undefined otherwise. */
+    sessionClaims: (request: FastifyRequest) => SessionClaims | undefined;
   }
   interface FastifyRequest {
     /** The authenticated user, re-read from the database for this request. */
@@ -46,25 +57,39 @@ export default fp(async function auth(app: FastifyInstance, options: { secret: s
   await app.register(fastifyJwt, {
     secret: options.secret,
     sign: { algorithm: 'HS256', expiresIn: options.ttlSeconds },
-    verify: { algorithms: ['HS256'] },
+    // maxAge counts from iat: a token signed with this key but a longer lifetime still ends after JWT_TTL.
+    verify: { algorithms: ['HS256'], requiredClaims: REQUIRED_CLAIMS, maxAge: options.ttlSeconds },
   });
   app.decorateRequest('currentUser', null);
+  // Revocations of sessions expired while the process was down.
+  app.sessionsRepo.prune(Date.now());
 
   app.decorate('issueToken', (user: UserRow) =>
-    app.jwt.sign({ sub: String(user.id), role: user.role, ver: user.tokenVersion }));
+    app.jwt.sign({ sub: String(user.id), role: user.role, ver: user.tokenVersion, jti: randomBytes(18).toString('base64url') }));
+
+  app.decorate('sessionClaims', (request: FastifyRequest) => {
+    const token = tokenOf(request);
+    if (!token) return undefined;
+    let claims: SessionClaims;
+    try {
+      claims = app.jwt.verify<SessionClaims>(token);
+    } catch {
+      return undefined;
+    }
+    const complete = typeof claims.sub === 'string' && USER_ID.test(claims.sub) && Number.isSafeInteger(claims.ver)
+      && typeof claims.jti === 'string' && claims.jti.length > 0 && claims.jti.length <= 128
+      && claims.iat * 1000 <= Date.now() + FUTURE_IAT_TOLERANCE_MS;
+    return complete ? claims : undefined;
+  });
 
   app.decorate('authenticate', async (request: FastifyRequest) => {
-    const token = tokenOf(request);
-    if (!token) throw unauthorized();
-    let claims: TokenClaims;
-    try {
-      claims = app.jwt.verify<TokenClaims>(token);
-    } catch {
-      throw unauthorized('Token is invalid or expired');
+    if (!tokenOf(request)) throw unauthorized();
+    const claims = app.sessionClaims(request);
+    if (!claims) throw unauthorized('Token is invalid or expired');
+    const user = app.usersRepo.findById(Number(claims.sub));
+    if (!user || claims.ver !== user.tokenVersion || app.sessionsRepo.isRevoked(claims.jti)) {
+      throw unauthorized('Session has ended; log in again');
     }
-    const id = Number(claims.sub);
-    const user = Number.isSafeInteger(id) ? app.usersRepo.findById(id) : undefined;
-    if (!user || claims.ver !== user.tokenVersion) throw unauthorized('Session has ended; log in again');
     if (!user.isActive) throw accountDisabled();
     request.currentUser = user;
   });

@@ -6,6 +6,7 @@ import { createConversationsRepo, type ConversationsRepo } from '../db/conversat
 import { createCreditsRepo, type CreditsRepo } from '../db/credits-repo';
 import { createIdempotencyRepo, type IdempotencyRepo } from '../db/idempotency-repo';
 import { createMessagesRepo, type MessagesRepo } from '../db/messages-repo';
+import { createSessionsRepo, type SessionsRepo } from '../db/sessions-repo';
 import { createUsersRepo, type UsersRepo } from '../db/users-repo';
 import { createWebhookEventsRepo, type WebhookEventsRepo } from '../db/webhook-events-repo';
 import { createWriter, type Writer } from '../db/writer';
@@ -26,6 +27,7 @@ declare module 'fastify' {
     tokenCipher: TokenCipher;
     /** A user's stored (sealed) token opened for a send; undefined when this key cannot open it (logged once per user). */
     openMessagingToken: (sealed: string, userId: number) => string | undefined;
+    sessionsRepo: SessionsRepo;
   }
 }
 
@@ -61,6 +63,7 @@ export default fp(async function database(app: FastifyInstance, options: { path:
   app.decorate('idempotencyRepo', createIdempotencyRepo(db));
   app.decorate('conversationsRepo', createConversationsRepo(db));
   app.decorate('webhookEventsRepo', createWebhookEventsRepo(db));
+  app.decorate('sessionsRepo', createSessionsRepo(db));
   app.addHook('onClose', async () => {
     db.$client.close();
   });

@@ -1,6 +1,6 @@
 // Login, logout and the caller's own user object (SPEC §3).
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { LoginBody, LogoutBody, Message, SessionSecurity } from '../../schemas/auth';
+import { LoginBody, LogoutBody, LogoutQuery, Message, SessionSecurity } from '../../schemas/auth';
 import { errors } from '../../schemas/common';
 import { User } from '../../schemas/users';
 import { AppError, accountDisabled } from '../errors';
@@ -24,11 +24,11 @@ const auth: FastifyPluginAsyncTypebox = async (app) => {
       tags: ['auth'],
       summary: 'Log in: sets the `token` cookie (HttpOnly, SameSite=Lax)',
       body: LoginBody,
-      response: { 200: Message, ...errors(400, 401, 403, 429) },
+      response: { 200: Message, ...errors(400, 401, 403, 429, 503) },
     },
   }, async (request, reply) => {
     const { email, password } = request.body;
-    const user = await app.throttleLogin(request, () => checkCredentials(app.usersRepo, email, password));
+    const user = await app.throttleLogin(request, () => checkCredentials(app.usersRepo, email, password, app.passwords.verify));
     if (!user) throw invalidCredentials();
     // Only a caller who knows the password learns that the account is disabled.
     if (!user.isActive) throw accountDisabled();
@@ -39,12 +39,25 @@ const auth: FastifyPluginAsyncTypebox = async (app) => {
   app.post('/api/logout', {
     schema: {
       tags: ['auth'],
-      summary: 'Log out: clears the `token` cookie',
+      summary: 'Log out: ends the presented session (every session of the user with `all=true`) and clears the `token` cookie',
+      description: 'Without `all`, a missing, invalid or expired token still answers 200: the caller is logged out either way.',
+      querystring: LogoutQuery,
       body: LogoutBody,
-      response: { 200: Message, ...errors(400) },
+      response: { 200: Message, ...errors(400, 401, 403) },
     },
-  }, async (_request, reply) => {
+  }, async (request, reply) => {
     reply.clearCookie('token', cookie);
+    if (request.query.all) {
+      // Ending every session needs a session that is valid now (401/403 otherwise, the cookie cleared all the same).
+      await app.authenticate(request);
+      app.usersRepo.endAllSessions(request.currentUser!.id);
+      return { message: 'Logged out of every session' };
+    }
+    const claims = app.sessionClaims(request);
+    if (claims) {
+      // Kept until the JWT would be refused anyway; JWT times follow the system clock, as its verification does.
+      app.sessionsRepo.revoke(claims.jti, Math.min(claims.exp, claims.iat + app.sessionSeconds) * 1000, Date.now());
+    }
     return { message: 'Logged out' };
   });
 

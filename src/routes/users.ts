@@ -4,7 +4,7 @@ import { Type } from '@sinclair/typebox';
 import { SessionSecurity } from '../../schemas/auth';
 import { errors, IdParams } from '../../schemas/common';
 import { CreateUserBody, ListUsersQuery, UpdateUserBody, User, UserList } from '../../schemas/users';
-import { AppError, userNotFound } from '../errors';
+import { AppError, lastAdmin, userNotFound } from '../errors';
 import { userColumns, writtenUser } from '../services/user-fields';
 import { publicUserNow } from '../services/user-view';
 
@@ -15,22 +15,23 @@ const users: FastifyPluginAsyncTypebox = async (app) => {
 
   app.post('/api/user/create', {
     preValidation: adminOnly,
-    schema: { tags, security, body: CreateUserBody, response: { 201: User, ...errors(400, 401, 403, 409) } },
+    schema: { tags, security, body: CreateUserBody, response: { 201: User, ...errors(400, 401, 403, 409, 503) } },
   }, async (request, reply) => {
-    const user = writtenUser(app.usersRepo.create(await userColumns(request.body), app.now()));
+    const user = writtenUser(app.usersRepo.create(await userColumns(request.body, app.passwords.hash), app.now()));
     return reply.code(201).send(publicUserNow(user, app));
   });
 
   app.put('/api/user/update/:id', {
     preValidation: adminOnly,
-    schema: { tags, security, params: IdParams, body: UpdateUserBody, response: { 200: User, ...errors(400, 401, 403, 404, 409) } },
+    schema: { tags, security, params: IdParams, body: UpdateUserBody, response: { 200: User, ...errors(400, 401, 403, 404, 409, 503) } },
   }, async (request) => {
     const { id } = request.params;
     const demotesSelf = request.body.role === 'CLIENT' || request.body.is_active === false;
     if (id === request.currentUser!.id && demotesSelf) {
       throw new AppError(409, 'CANNOT_DEMOTE_SELF', 'You cannot remove your own ADMIN role or disable yourself');
     }
-    const result = app.usersRepo.update(id, await userColumns(request.body), app.now());
+    // The last-ADMIN rule is decided by the repository inside the writing transaction, after the hashing await.
+    const result = app.usersRepo.update(id, await userColumns(request.body, app.passwords.hash), app.now());
     if (!result) throw userNotFound();
     return publicUserNow(writtenUser(result), app);
   });
@@ -41,7 +42,9 @@ const users: FastifyPluginAsyncTypebox = async (app) => {
   }, async (request, reply) => {
     const { id } = request.params;
     if (id === request.currentUser!.id) throw new AppError(409, 'CANNOT_DELETE_SELF', 'You cannot delete your own account');
-    if (!app.usersRepo.delete(id)) throw userNotFound();
+    const outcome = app.usersRepo.delete(id);
+    if (outcome === 'not_found') throw userNotFound();
+    if (outcome === 'last_admin') throw lastAdmin();
     return reply.code(204).send(null);
   });
 

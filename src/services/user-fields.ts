@@ -2,16 +2,19 @@
 import type { CreateUserBody, UpdateUserBody } from '../../schemas/users';
 import type { UserRow } from '../db/tables';
 import type { NewUser, UserChanges, WriteResult } from '../db/users-repo';
-import { AppError } from '../errors';
-import { hashPassword } from './passwords';
+import { AppError, lastAdmin } from '../errors';
+import type { PasswordHasher } from './passwords';
 
-export async function userColumns(body: CreateUserBody): Promise<NewUser>;
-export async function userColumns(body: UpdateUserBody): Promise<UserChanges>;
-export async function userColumns(body: UpdateUserBody): Promise<UserChanges> {
+type Hash = PasswordHasher['hash'];
+
+/** `hash` is the app's bounded hasher: creating and updating users shares the login's hash slots. */
+export async function userColumns(body: CreateUserBody, hash: Hash): Promise<NewUser>;
+export async function userColumns(body: UpdateUserBody, hash: Hash): Promise<UserChanges>;
+export async function userColumns(body: UpdateUserBody, hash: Hash): Promise<UserChanges> {
   // Undefined columns are left alone by the repository (not written on update, defaulted on insert).
   return {
     email: body.email,
-    passwordHash: body.password === undefined ? undefined : await hashPassword(body.password),
+    passwordHash: body.password === undefined ? undefined : await hash(body.password),
     ssoId: body.sso_id,
     role: body.role,
     isActive: body.is_active,
@@ -26,9 +29,10 @@ const CONFLICTS = {
   messaging_phone_number_id: ['PHONE_NUMBER_ID_TAKEN', 'Another user has this messaging phone number id'],
 } as const;
 
-/** The written user, or the 409 of the unique field that was already taken. */
+/** The written user, or the 409 of the unique field that was already taken (or of the last active ADMIN). */
 export function writtenUser(result: WriteResult): UserRow {
   if (!result.ok) {
+    if (result.conflict === 'last_admin') throw lastAdmin();
     const [code, message] = CONFLICTS[result.conflict];
     throw new AppError(409, code, message);
   }
