@@ -1,11 +1,15 @@
 // Our own payloads: duplicates, shuffled statuses, several messages, bad items, unknown numbers, limits, concurrency.
 import t from 'tap';
 import { buildTestApp, createUser } from './helper';
+import type { App } from '../src/app';
+import { signBody } from '../src/webhooks/signature';
 import {
-  acceptedOutbound, deliver, envelope, fixtureText, historyOf, inboxRows, messageByWamid, messageCount, statusItem, textItem, WEBHOOK_URL,
+  acceptedOutbound, deliver as deliverSigned, envelope, fixtureText, historyOf, inboxRows, messageByWamid, messageCount, statusItem, textItem, WEBHOOK_URL,
 } from './fixtures/webhooks';
 
 const PHONE = '900000000000001';
+const SECRET = 'edge-secret';
+const deliver = (app: App, body: string) => deliverSigned(app, body, SECRET);
 const CONTACT = '15551234567';
 const edge = (name: string) => fixtureText(name, 'webhooks-edge');
 const statusCallback = (wamid: string, status: string, seconds: number, errors?: Record<string, unknown>[]) =>
@@ -14,7 +18,7 @@ const ERROR_470 = { code: 131026, title: 'Message undeliverable', message: 'Mess
 const STORED_470 = { code: 131026, title: 'Message undeliverable', details: 'Receiver is incapable of receiving this message' };
 
 async function setup(t: Parameters<typeof buildTestApp>[0], overrides: Parameters<typeof buildTestApp>[1] = {}) {
-  const test = await buildTestApp(t, overrides);
+  const test = await buildTestApp(t, { messagingAppSecret: SECRET, ...overrides });
   const user = await createUser(test.app, { email: 'owner@example.com', messagingPhoneNumberId: PHONE });
   return { ...test, user };
 }
@@ -154,7 +158,8 @@ t.test('bodies the route refuses: clean 4xx, nothing stored', async (t) => {
     ['over 3 MB', { payload: `{"pad":"${'x'.repeat(3 * 1024 * 1024)}"}`, headers: { 'content-type': 'application/json' } }, 413, 'PAYLOAD_TOO_LARGE'],
   ];
   for (const [name, request, status, code] of cases) {
-    const res = await app.inject({ method: 'POST', url: WEBHOOK_URL, ...request });
+    const headers = { ...request.headers, 'x-hub-signature-256': signBody(request.payload ?? '', SECRET) };
+    const res = await app.inject({ method: 'POST', url: WEBHOOK_URL, ...request, headers });
     t.equal(res.statusCode, status, name);
     t.match(res.json(), { statusCode: status, code, error: String, message: String }, name);
   }
