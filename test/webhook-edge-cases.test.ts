@@ -196,3 +196,36 @@ t.test('50 callbacks at once: all stored and applied, committed in shared batche
   t.equal(batches.reduce((a, b) => a + b, 0), 50);
   t.ok(batches.length < 50, `group commit: ${batches.length} transactions for 50 callbacks`);
 });
+
+t.test('a 3 MB callback of malformed items: good items applied, the record and the log stay small', async (t) => {
+  const { app, user, logs } = await setup(t);
+  const outbound = acceptedOutbound(app, user.id, 'wamid.flood.OUT', CONTACT);
+  const bad = 600_000;
+  const body = envelope(PHONE, {
+    messages: [textItem('wamid.flood.1', CONTACT, 1767225600, 'before'), ...Array<number>(bad).fill(1), textItem('wamid.flood.2', CONTACT, 1767225601, 'after')],
+    statuses: [...Array.from({ length: bad }, () => ({})), statusItem('wamid.flood.OUT', 'delivered', 1767225602)],
+  });
+  t.ok(body.length > 2.5 * 1024 * 1024 && body.length < 3 * 1024 * 1024, `${body.length} bytes`);
+
+  const res = await deliver(app, body);
+  t.equal(res.statusCode, 200);
+  t.same(['wamid.flood.1', 'wamid.flood.2'].map((w) => messageByWamid(app, w)?.text), ['before', 'after']);
+  t.equal(app.messagesRepo.findById(outbound.id)!.status, 'delivered');
+
+  const [event] = inboxRows(app);
+  t.equal(event?.state, 'processed');
+  const kept = Array.from({ length: 20 }, (_, i) => `entry[0].changes[0].messages[${i + 1}]: Expected object`);
+  t.equal(event?.error, [...kept, `… and ${2 * bad - 20} more`].join('\n'), 'the first 20 notes and a count');
+  const warning = logs().split('\n').find((line) => line.includes('webhook event not fully applied'));
+  t.same(JSON.parse(warning!).notes, kept);
+  t.equal(JSON.parse(warning!).moreNotes, 2 * bad - 20);
+  t.ok(logs().length < 20_000, `logs of the whole test: ${logs().length} characters`);
+});
+
+t.test('a long note is clipped', async (t) => {
+  const { app } = await setup(t);
+  await deliverAll(t, app, [statusCallback('wamid.long', 'x'.repeat(100_000), 1767225600)]);
+  const error = inboxRows(app)[0]!.error!;
+  t.equal(error.length, 300);
+  t.ok(error.startsWith('entry[0].changes[0].statuses[0]: status "xxx') && error.endsWith('x…'), error.slice(0, 60));
+});

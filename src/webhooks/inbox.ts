@@ -3,7 +3,7 @@ import type { MessagesRepo } from '../db/messages-repo';
 import type { UsersRepo } from '../db/users-repo';
 import type { WebhookEventsRepo } from '../db/webhook-events-repo';
 import { parseJsonOrUndefined } from '../loose-json';
-import { ingest, type IngestDeps, type IngestResult } from './ingest';
+import { addNote, ingest, notesRecord, type IngestDeps, type IngestResult } from './ingest';
 
 type LogFn = (details: object, message: string) => void;
 export interface InboxLogger { debug: LogFn; warn: LogFn; error: LogFn }
@@ -28,7 +28,9 @@ export function createInbox(deps: InboxDeps) {
     try {
       return ingest(event.payload, event.receivedAt, ingestDeps);
     } catch (error) {
-      return { failed: true, notes: [`event: ${error instanceof Error ? error.message : String(error)}`] };
+      const result: IngestResult = { failed: true, notes: [], moreNotes: 0 };
+      addNote(result, `event: ${error instanceof Error ? error.message : String(error)}`);
+      return result;
     }
   }
 
@@ -52,9 +54,11 @@ export function createInbox(deps: InboxDeps) {
       try {
         deps.events.atomic(() => {
           const result = ingestOne(event, ingestDeps);
-          deps.events.settle(event.id, result.failed ? 'failed' : 'processed', result.notes.join('\n') || null, deps.now().getTime());
+          deps.events.settle(event.id, result.failed ? 'failed' : 'processed', notesRecord(result), deps.now().getTime());
           if (result.failed) failed += 1;
-          if (result.notes.length > 0) deps.log.warn({ webhookEventId: event.id, notes: result.notes }, 'webhook event not fully applied');
+          if (result.notes.length > 0) {
+            deps.log.warn({ webhookEventId: event.id, notes: result.notes, moreNotes: result.moreNotes }, 'webhook event not fully applied');
+          }
         });
       } catch (error) {
         failed += 1;
