@@ -10,6 +10,7 @@ import errorHandler, { clientError, routingError } from './plugins/error-handler
 import messagingPlugin from './plugins/messaging';
 import openapi from './plugins/openapi';
 import validation from './plugins/validation';
+import webhookInbox from './plugins/webhook-inbox';
 import healthRoutes from './routes/health';
 import messageRoutes from './routes/messages';
 import webhookRoutes from './routes/webhook';
@@ -108,6 +109,7 @@ export async function buildApp(config: Config, options: AppOptions = {}) {
   await app.register(authPlugin, { secret: resolveJwtSecret(config.jwtSecret, config.databasePath), ttlSeconds: app.sessionSeconds });
   await app.register(openapi);
   await app.register(messagingPlugin);
+  await app.register(webhookInbox);
 
   await app.register(healthRoutes);
   await app.register(messageRoutes);

@@ -5,7 +5,6 @@ import { errors } from '../../schemas/common';
 import { VerifyQuery, WebhookAck } from '../../schemas/webhook';
 import { AppError } from '../errors';
 import { parseJsonBody } from '../json-body';
-import { createInbox } from '../webhooks/inbox';
 import { isValidSignature, sameSecret } from '../webhooks/signature';
 
 const WEBHOOK_PATH = '/api/messaging/webhook';
@@ -27,14 +26,8 @@ function parseObject(text: string): object {
 const webhook: FastifyPluginAsyncTypebox = async (app) => {
   const { messagingVerifyToken: verifyToken, messagingAppSecret: appSecret, messagingAllowUnsigned: allowUnsigned } = app.config;
   let unsignedWarnedAt = -Infinity;
-  const inbox = createInbox({
-    events: app.webhookEventsRepo, users: app.usersRepo, messages: app.messagesRepo, now: app.now, log: app.log,
-  });
-
-  // Before listening: events whose processing failed or never ran are processed again.
+  // Failed events are processed again by the webhook-inbox plugin, after start-up and in the background.
   app.addHook('onReady', async () => {
-    const replayed = inbox.replay();
-    if (replayed.events > 0) app.log.info(replayed, 'webhook events processed again at start-up');
     const pruned = app.messagesRepo.pruneOrphans(app.now().getTime() - ORPHAN_TTL_MS);
     if (pruned > 0) app.log.info({ pruned }, 'unmatched statuses older than a week forgotten');
   });
@@ -82,7 +75,7 @@ const webhook: FastifyPluginAsyncTypebox = async (app) => {
       }
     }
     const text = raw.toString('utf8');
-    await inbox.accept(text, parseObject(text));
+    await app.webhookInbox.accept(text, parseObject(text));
     return { status: 'received' as const };
   });
 };
