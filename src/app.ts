@@ -14,6 +14,7 @@ import webhookInbox from './plugins/webhook-inbox';
 import healthRoutes from './routes/health';
 import messageRoutes from './routes/messages';
 import webhookRoutes from './routes/webhook';
+import webhookEventRoutes from './routes/webhook-events';
 import conversationRoutes from './routes/conversations';
 import adminRoutes from './routes/admin';
 import authRoutes from './routes/auth';
@@ -114,6 +115,7 @@ export async function buildApp(config: Config, options: AppOptions = {}) {
   await app.register(healthRoutes);
   await app.register(messageRoutes);
   await app.register(webhookRoutes);
+  await app.register(webhookEventRoutes);
   await app.register(conversationRoutes);
   await app.register(adminRoutes, { prefix: '/admin' });
   await app.register(authRoutes);
