@@ -2,7 +2,7 @@
 // failed events are processed again in small batches, at most MAX_ATTEMPTS times in all, then left dead.
 import type { MessagesRepo } from '../db/messages-repo';
 import type { UsersRepo } from '../db/users-repo';
-import type { EventSummary, WebhookEventsRepo } from '../db/webhook-events-repo';
+import type { EventSummary, StoredEvent, WebhookEventsRepo } from '../db/webhook-events-repo';
 import { parseJsonOrUndefined } from '../loose-json';
 import { addNote, ingest, notesRecord, type IngestDeps, type IngestResult } from './ingest';
 
@@ -113,10 +113,7 @@ export function createInbox(deps: InboxDeps) {
     batch.forEach((queued, i) => queued.resolve(ids[i]!));
   }
 
-  const received = (id: number): Received | undefined => {
-    const event = deps.events.byId(id);
-    return event && { id: event.id, receivedAt: event.receivedAt, payload: parseJsonOrUndefined(event.rawBody) };
-  };
+  const received = (event: StoredEvent): Received => ({ id: event.id, receivedAt: event.receivedAt, payload: parseJsonOrUndefined(event.rawBody) });
 
   return {
     /** Resolves with the event id once the raw body is durably stored and processing has run. */
@@ -140,11 +137,11 @@ export function createInbox(deps: InboxDeps) {
         let bytes = 0;
         for (const id of ids) {
           if (bytes >= REPLAY_BYTES) break;
-          const event = deps.events.byId(id);
           totals.lastId = id;
+          const event = deps.events.byId(id);
           if (!event) continue;
           bytes += event.rawBody.length;
-          const outcome = processEvents([{ id, receivedAt: event.receivedAt, payload: parseJsonOrUndefined(event.rawBody) }], ingestDeps);
+          const outcome = processEvents([received(event)], ingestDeps);
           totals.events += outcome.events;
           totals.failed += outcome.failed;
           totals.dead += outcome.dead;
@@ -156,8 +153,8 @@ export function createInbox(deps: InboxDeps) {
     /** Processes one event now, whatever its state (an administrator's replay after a fix); undefined when unknown. */
     replayOne(id: number): EventSummary | undefined {
       deps.events.atomic(() => {
-        const event = received(id);
-        if (event) processEvents([event], ingestDepsNow());
+        const event = deps.events.byId(id);
+        if (event) processEvents([received(event)], ingestDepsNow());
       });
       return deps.events.summary(id);
     },
