@@ -1,6 +1,7 @@
-// Our webhook endpoint's own schemas: the verification handshake query and the acknowledgement (the
-// callback envelope is the network's wire format: schemas/network.ts).
-import { Type } from '@sinclair/typebox';
+// Our webhook endpoints' own schemas: the verification handshake query, the acknowledgement, and the stored
+// events administrators list and replay (the callback envelope is the network's wire format: schemas/network.ts).
+import { Type, type Static } from '@sinclair/typebox';
+import { Nullable, RequestBody, Timestamp } from './common';
 
 /** GET handshake. Fastify's query parser keeps dotted names flat (`hub.mode`), so they are plain keys here. */
 export const VerifyQuery = Type.Object({
@@ -10,3 +11,36 @@ export const VerifyQuery = Type.Object({
 });
 
 export const WebhookAck = Type.Object({ status: Type.Literal('received') }, { description: 'Stored durably (and processed)' });
+
+// --- Stored callbacks, for administrators (failed and dead events, replay after a fix) ---------------
+
+export const WebhookEventState = Type.Unsafe<'pending' | 'processed' | 'failed' | 'dead'>(Type.String({
+  enum: ['pending', 'processed', 'failed', 'dead'],
+  description: '`failed`: processed again automatically (at start-up and every few minutes); `dead`: failed 5 times, waits for a replay',
+}));
+
+/** A stored callback without its raw body (up to 3 MB each): its size is given instead. */
+export const WebhookEvent = Type.Object({
+  id: Type.Integer(),
+  state: WebhookEventState,
+  attempts: Type.Integer({ description: 'Processing runs so far, the first one (in its request) included' }),
+  received_at: Timestamp,
+  processed_at: Nullable({ ...Timestamp, description: 'Time of the last processing run' }),
+  error: Nullable(Type.String({ description: 'Why processing failed and the items skipped, one per line: the first 20 and a count' })),
+  raw_bytes: Type.Integer({ description: 'Size of the raw callback as received, in bytes' }),
+});
+
+export const WebhookEventsQuery = Type.Object({
+  state: Type.Optional(Type.Unsafe<'failed' | 'dead'>(Type.String({ enum: ['failed', 'dead'], description: 'Only this state (default: both)' }))),
+  limit: Type.Integer({ minimum: 1, maximum: 200, default: 50, description: 'Events per page' }),
+  before_id: Type.Optional(Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER, description: 'Only events with a lower id (next page)' })),
+}, { additionalProperties: false });
+export type WebhookEventsQuery = Static<typeof WebhookEventsQuery>;
+
+export const WebhookEventList = Type.Object({
+  events: Type.Array(WebhookEvent, { description: 'Newest first' }),
+  next_before_id: Nullable(Type.Integer({ description: '`before_id` of the next page; null on the last page' })),
+});
+
+/** The replay takes no body (an empty one, or only `token`). */
+export const ReplayBody = Type.Union([RequestBody({}), Type.Null()]);

@@ -12,9 +12,11 @@ import messagingPlugin from './plugins/messaging';
 import openapi from './plugins/openapi';
 import passwordsPlugin from './plugins/passwords';
 import validation from './plugins/validation';
+import webhookInbox from './plugins/webhook-inbox';
 import healthRoutes from './routes/health';
 import messageRoutes from './routes/messages';
 import webhookRoutes from './routes/webhook';
+import webhookEventRoutes from './routes/webhook-events';
 import conversationRoutes from './routes/conversations';
 import adminRoutes from './routes/admin';
 import authRoutes from './routes/auth';
@@ -113,10 +115,12 @@ export async function buildApp(config: Config, options: AppOptions = {}) {
   await app.register(authPlugin, { secret: resolveJwtSecret(config.jwtSecret, config.databasePath), ttlSeconds: app.sessionSeconds });
   await app.register(openapi);
   await app.register(messagingPlugin);
+  await app.register(webhookInbox);
 
   await app.register(healthRoutes);
   await app.register(messageRoutes);
   await app.register(webhookRoutes);
+  await app.register(webhookEventRoutes);
   await app.register(conversationRoutes);
   await app.register(adminRoutes, { prefix: '/admin' });
   await app.register(authRoutes);

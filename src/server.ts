@@ -23,7 +23,11 @@ async function main(): Promise<void> {
     app.log.info({ email: admin.email }, 'First administrator created from ADMIN_EMAIL/ADMIN_PASSWORD');
   }
   if (!config.messagingVerifyToken) app.log.warn('MESSAGING_VERIFY_TOKEN is not set: every webhook verification will be refused');
-  if (!config.messagingAppSecret) app.log.warn('MESSAGING_APP_SECRET is not set: unsigned webhook callbacks are accepted');
+  if (!config.messagingAppSecret && config.messagingAllowUnsigned) {
+    app.log.warn('MESSAGING_APP_SECRET is not set and MESSAGING_ALLOW_UNSIGNED=true: unsigned webhook callbacks are accepted (local experiments only)');
+  } else if (!config.messagingAppSecret) {
+    app.log.error('MESSAGING_APP_SECRET is not set: every webhook callback is refused with 503 until it is');
+  }
 
   closeWithGrace({ delay: 10000 }, async ({ signal, err }) => {
     if (err) app.log.error({ err }, 'closing after an error');

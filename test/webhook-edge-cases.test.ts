@@ -1,11 +1,15 @@
 // Our own payloads: duplicates, shuffled statuses, several messages, bad items, unknown numbers, limits, concurrency.
 import t from 'tap';
 import { buildTestApp, createUser } from './helper';
+import type { App } from '../src/app';
+import { signBody } from '../src/webhooks/signature';
 import {
-  acceptedOutbound, deliver, envelope, fixtureText, historyOf, inboxRows, messageByWamid, messageCount, statusItem, textItem, WEBHOOK_URL,
+  acceptedOutbound, deliver as deliverSigned, envelope, fixtureText, historyOf, inboxRows, messageByWamid, messageCount, statusItem, textItem, WEBHOOK_URL,
 } from './fixtures/webhooks';
 
 const PHONE = '900000000000001';
+const SECRET = 'edge-secret';
+const deliver = (app: App, body: string) => deliverSigned(app, body, SECRET);
 const CONTACT = '15551234567';
 const edge = (name: string) => fixtureText(name, 'webhooks-edge');
 const statusCallback = (wamid: string, status: string, seconds: number, errors?: Record<string, unknown>[]) =>
@@ -14,7 +18,7 @@ const ERROR_470 = { code: 131026, title: 'Message undeliverable', message: 'Mess
 const STORED_470 = { code: 131026, title: 'Message undeliverable', details: 'Receiver is incapable of receiving this message' };
 
 async function setup(t: Parameters<typeof buildTestApp>[0], overrides: Parameters<typeof buildTestApp>[1] = {}) {
-  const test = await buildTestApp(t, overrides);
+  const test = await buildTestApp(t, { messagingAppSecret: SECRET, ...overrides });
   const user = await createUser(test.app, { email: 'owner@example.com', messagingPhoneNumberId: PHONE });
   return { ...test, user };
 }
@@ -154,7 +158,8 @@ t.test('bodies the route refuses: clean 4xx, nothing stored', async (t) => {
     ['over 3 MB', { payload: `{"pad":"${'x'.repeat(3 * 1024 * 1024)}"}`, headers: { 'content-type': 'application/json' } }, 413, 'PAYLOAD_TOO_LARGE'],
   ];
   for (const [name, request, status, code] of cases) {
-    const res = await app.inject({ method: 'POST', url: WEBHOOK_URL, ...request });
+    const headers = { ...request.headers, 'x-hub-signature-256': signBody(request.payload ?? '', SECRET) };
+    const res = await app.inject({ method: 'POST', url: WEBHOOK_URL, ...request, headers });
     t.equal(res.statusCode, status, name);
     t.match(res.json(), { statusCode: status, code, error: String, message: String }, name);
   }
@@ -190,4 +195,37 @@ t.test('50 callbacks at once: all stored and applied, committed in shared batche
   const batches = logs().split('\n').filter((line) => line.includes('"webhook events committed"')).map((line) => JSON.parse(line).events as number);
   t.equal(batches.reduce((a, b) => a + b, 0), 50);
   t.ok(batches.length < 50, `group commit: ${batches.length} transactions for 50 callbacks`);
+});
+
+t.test('a 3 MB callback of malformed items: good items applied, the record and the log stay small', async (t) => {
+  const { app, user, logs } = await setup(t);
+  const outbound = acceptedOutbound(app, user.id, 'wamid.flood.OUT', CONTACT);
+  const bad = 600_000;
+  const body = envelope(PHONE, {
+    messages: [textItem('wamid.flood.1', CONTACT, 1767225600, 'before'), ...Array<number>(bad).fill(1), textItem('wamid.flood.2', CONTACT, 1767225601, 'after')],
+    statuses: [...Array.from({ length: bad }, () => ({})), statusItem('wamid.flood.OUT', 'delivered', 1767225602)],
+  });
+  t.ok(body.length > 2.5 * 1024 * 1024 && body.length < 3 * 1024 * 1024, `${body.length} bytes`);
+
+  const res = await deliver(app, body);
+  t.equal(res.statusCode, 200);
+  t.same(['wamid.flood.1', 'wamid.flood.2'].map((w) => messageByWamid(app, w)?.text), ['before', 'after']);
+  t.equal(app.messagesRepo.findById(outbound.id)!.status, 'delivered');
+
+  const [event] = inboxRows(app);
+  t.equal(event?.state, 'processed');
+  const kept = Array.from({ length: 20 }, (_, i) => `entry[0].changes[0].messages[${i + 1}]: Expected object`);
+  t.equal(event?.error, [...kept, `… and ${2 * bad - 20} more`].join('\n'), 'the first 20 notes and a count');
+  const warning = logs().split('\n').find((line) => line.includes('webhook event not fully applied'));
+  t.same(JSON.parse(warning!).notes, kept);
+  t.equal(JSON.parse(warning!).moreNotes, 2 * bad - 20);
+  t.ok(logs().length < 20_000, `logs of the whole test: ${logs().length} characters`);
+});
+
+t.test('a long note is clipped', async (t) => {
+  const { app } = await setup(t);
+  await deliverAll(t, app, [statusCallback('wamid.long', 'x'.repeat(100_000), 1767225600)]);
+  const error = inboxRows(app)[0]!.error!;
+  t.equal(error.length, 300);
+  t.ok(error.startsWith('entry[0].changes[0].statuses[0]: status "xxx') && error.endsWith('x…'), error.slice(0, 60));
 });

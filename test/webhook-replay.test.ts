@@ -1,21 +1,25 @@
-// Processing that throws: the callback is still acknowledged, kept with its error, and applied at the next start-up.
+// Processing that throws: the callback is still acknowledged, kept with its error, and processed again after start-up
+// and every few minutes, at most 5 times in all, then left dead.
 // Failures are real SQLite errors from TEMP triggers: they live on the connection, so a restart removes them.
 import { PassThrough } from 'node:stream';
 import t from 'tap';
-import { buildApp } from '../src/app';
+import { buildApp, type App } from '../src/app';
 import { createUser, tempDir, testConfig } from './helper';
 import { deliver, envelope, inboxRows, messageByWamid, messageCount, statusItem, textItem } from './fixtures/webhooks';
 
 const PHONE = '900000000000001';
 const SECRET = 'replay-secret';
 
-async function start(t: tap.Test, dir: string) {
+/** The app on `dir`; `beforeReady` runs first (a TEMP trigger must exist before the start-up replay). The replay is awaited. */
+async function start(t: tap.Test, dir: string, beforeReady?: (app: App) => void) {
   const stream = new PassThrough();
   const lines: string[] = [];
   stream.on('data', (chunk: Buffer) => lines.push(...chunk.toString().split('\n').filter(Boolean)));
   const app = await buildApp(testConfig(dir, { logLevel: 'info', messagingAppSecret: SECRET }), { logStream: stream });
   t.teardown(() => app.close());
+  beforeReady?.(app);
   await app.ready();
+  await app.webhookReplay.idle();
   return { app, logged: (msg: string) => lines.map((line) => JSON.parse(line)).filter((entry) => entry.msg === msg) };
 }
 
@@ -35,8 +39,8 @@ t.test('an item that throws: 200, the event failed with its error, applied after
   const responses = await Promise.all([deliver(first.app, twoMessages, SECRET), deliver(first.app, otherCallback, SECRET)]);
   t.same(responses.map((r) => [r.statusCode, r.json()]), [[200, { status: 'received' }], [200, { status: 'received' }]]);
   t.match(inboxRows(first.app), [
-    { rawBody: twoMessages, state: 'failed', error: 'entry[0].changes[0].messages[1]: injected failure' },
-    { rawBody: otherCallback, state: 'processed', error: null },
+    { rawBody: twoMessages, state: 'failed', error: 'entry[0].changes[0].messages[1]: injected failure', attempts: 1 },
+    { rawBody: otherCallback, state: 'processed', error: null, attempts: 1 },
   ]);
   t.ok(messageByWamid(first.app, 'wamid.fine'), 'the other item of the failed event is stored');
   t.equal(messageByWamid(first.app, 'wamid.boom'), undefined);
@@ -44,10 +48,10 @@ t.test('an item that throws: 200, the event failed with its error, applied after
   await first.app.close();
 
   const second = await start(t, dir);
-  t.match(inboxRows(second.app), [{ state: 'processed', error: null }, { state: 'processed', error: null }]);
+  t.match(inboxRows(second.app), [{ state: 'processed', error: null, attempts: 2 }, { state: 'processed', error: null, attempts: 1 }]);
   t.equal(messageByWamid(second.app, 'wamid.boom')?.text, 'boom');
   t.equal(messageCount(second.app), 3, 'the items stored the first time are not duplicated');
-  t.match(second.logged('webhook events processed again at start-up'), [{ events: 1, failed: 0 }]);
+  t.match(second.logged('webhook events processed again'), [{ events: 1, failed: 0, dead: 0 }]);
 });
 
 t.test('an outcome that cannot be recorded: 200, the event stays pending with no effect, processed at the next start-up', async (t) => {
@@ -62,13 +66,13 @@ t.test('an outcome that cannot be recorded: 200, the event stays pending with no
   const status = envelope(PHONE, { statuses: [statusItem('wamid.out', 'read', 1767225600)] });
   const res = await deliver(first.app, status, SECRET);
   t.equal(res.statusCode, 200, 'stored durably, so acknowledged');
-  t.match(inboxRows(first.app), [{ rawBody: status, state: 'pending', error: null, processedAt: null }]);
+  t.match(inboxRows(first.app), [{ rawBody: status, state: 'pending', error: null, attempts: 0, processedAt: null }]);
   t.equal(first.app.messagesRepo.findById(sentId)!.status, 'accepted', "the event's savepoint rolled back");
-  t.match(first.logged('webhook event outcome not recorded; it stays pending'), [{ err: { message: 'disk trouble' } }]);
+  t.match(first.logged('webhook event outcome not recorded; it is processed again later'), [{ err: { message: 'disk trouble' } }]);
   await first.app.close();
 
   const second = await start(t, dir);
-  t.match(inboxRows(second.app), [{ state: 'processed', error: null, processedAt: Number }]);
+  t.match(inboxRows(second.app), [{ state: 'processed', error: null, attempts: 1, processedAt: Number }]);
   t.equal(second.app.messagesRepo.findById(sentId)!.status, 'read');
   t.equal(second.app.messagesRepo.history(sentId).length, 1);
 });
@@ -89,7 +93,7 @@ t.test('a batch that cannot be stored is not acknowledged (5xx: the network deli
 
 t.test('a start-up with nothing to replay logs nothing about it', async (t) => {
   const { logged } = await start(t, tempDir(t));
-  t.same(logged('webhook events processed again at start-up'), []);
+  t.same(logged('webhook events processed again'), []);
 });
 
 t.test('statuses still unmatched after a week are forgotten at start-up; recent ones are kept', async (t) => {
@@ -106,4 +110,106 @@ t.test('statuses still unmatched after a week are forgotten at start-up; recent 
   const second = await start(t, dir);
   t.same(second.app.db.$client.prepare('SELECT wamid FROM orphan_statuses').all(), [{ wamid: 'wamid.recent' }]);
   t.match(second.logged('unmatched statuses older than a week forgotten'), [{ pruned: 1 }]);
+});
+
+const boom = (app: App) => app.db.$client.exec(`CREATE TEMP TRIGGER boom BEFORE INSERT ON main.messages WHEN NEW.wamid = 'wamid.boom'
+  BEGIN SELECT RAISE(ABORT, 'injected failure'); END`);
+const poison = envelope(PHONE, { messages: [textItem('wamid.boom', '15551234567', 1767225601, 'boom')] });
+
+t.test('a poison event: 5 attempts in all (the first in its request), then dead, kept and never processed again automatically', async (t) => {
+  const dir = tempDir(t);
+  const first = await start(t, dir, boom);
+  await createUser(first.app, { email: 'owner@example.com', messagingPhoneNumberId: PHONE });
+  t.equal((await deliver(first.app, poison, SECRET)).statusCode, 200);
+  t.match(inboxRows(first.app), [{ state: 'failed', attempts: 1 }]);
+  await first.app.close();
+
+  const seen: [string, number][] = [];
+  for (let restart = 1; restart <= 6; restart++) {
+    // The last restart comes with the fix (no trigger): a dead event still waits for an administrator.
+    const next = await start(t, dir, restart < 6 ? boom : undefined);
+    const [event] = inboxRows(next.app);
+    seen.push([event!.state, event!.attempts]);
+    t.equal(event!.error, 'entry[0].changes[0].messages[0]: injected failure');
+    if (restart === 4) t.match(next.logged('webhook event dead: processing failed too often; replay it after a fix'), [{ webhookEventId: event!.id, attempts: 5 }]);
+    if (restart > 4) t.same(next.logged('webhook events processed again'), [], `restart ${restart}: nothing replayed`);
+    t.equal(messageByWamid(next.app, 'wamid.boom'), undefined);
+    await next.app.close();
+  }
+  t.same(seen, [['failed', 2], ['failed', 3], ['failed', 4], ['dead', 5], ['dead', 5], ['dead', 5]]);
+});
+
+t.test('the periodic run counts attempts the same way; an outcome that cannot be recorded is counted too', async (t) => {
+  const { app } = await start(t, tempDir(t), boom);
+  await createUser(app, { email: 'owner@example.com', messagingPhoneNumberId: PHONE });
+  t.equal((await deliver(app, poison, SECRET)).statusCode, 200);
+  // A second event whose processing works but whose outcome cannot be written: without counting it would loop forever.
+  app.db.$client.exec(`CREATE TEMP TRIGGER unrecordable BEFORE UPDATE ON main.webhook_events WHEN NEW.state = 'processed'
+    BEGIN SELECT RAISE(ABORT, 'cannot record'); END`);
+  t.equal((await deliver(app, otherCallback, SECRET)).statusCode, 200);
+  t.match(inboxRows(app), [{ state: 'failed', attempts: 1 }, { state: 'failed', attempts: 1, error: 'event: outcome not recorded: cannot record' }]);
+  t.equal(messageByWamid(app, 'wamid.other'), undefined, 'rolled back');
+
+  const runs = [];
+  for (let i = 0; i < 5; i++) runs.push(await app.webhookReplay.run());
+  t.same(runs, [
+    { events: 2, failed: 2, dead: 0 }, { events: 2, failed: 2, dead: 0 }, { events: 2, failed: 2, dead: 0 },
+    { events: 2, failed: 0, dead: 2 }, { events: 0, failed: 0, dead: 0 },
+  ]);
+  t.match(inboxRows(app), [{ state: 'dead', attempts: 5 }, { state: 'dead', attempts: 5 }]);
+});
+
+/** `count` failed events (one inbound message each), written straight into the inbox as a crash would leave them. */
+function seedFailed(app: App, count: number): void {
+  const insert = app.db.$client.prepare(`INSERT INTO webhook_events (received_at, raw_body, state, error, attempts, processed_at)
+    VALUES (?, ?, 'failed', 'earlier failure', 1, ?)`);
+  app.db.$client.transaction(() => {
+    for (let i = 0; i < count; i++) insert.run(1, envelope(PHONE, { messages: [textItem(`wamid.seed.${i}`, '15551234567', 1767225600 + i, `m${i}`)] }), 1);
+  })();
+}
+
+const processedCount = (app: App) => app.db.$client.prepare("SELECT count(*) FROM webhook_events WHERE state = 'processed'").pluck().get() as number;
+
+t.test('the start-up replay runs in batches after ready, yielding to the event loop between them', async (t) => {
+  const dir = tempDir(t);
+  const first = await start(t, dir);
+  await createUser(first.app, { email: 'owner@example.com', messagingPhoneNumberId: PHONE });
+  seedFailed(first.app, 500);
+  await first.app.close();
+
+  const app = await buildApp(testConfig(dir, { messagingAppSecret: SECRET }));
+  t.teardown(() => app.close());
+  await app.ready();
+  t.equal(processedCount(app), 0, 'ready does not wait for the replay');
+  await new Promise((resolve) => setImmediate(resolve));
+  const early = processedCount(app);
+  t.ok(early < 500, `${early} of 500 processed one turn later`);
+  t.same(await app.inject({ method: 'GET', url: '/healthz' }).then((r) => r.statusCode), 200, 'requests are served meanwhile');
+  await app.webhookReplay.idle();
+  t.equal(processedCount(app), 500);
+  t.equal(messageCount(app), 500);
+  t.match(inboxRows(app).slice(0, 1), [{ state: 'processed', attempts: 2, error: null }]);
+});
+
+t.test('closing the app during a replay stops it between batches; the rest is processed at the next start-up', async (t) => {
+  const dir = tempDir(t);
+  const first = await start(t, dir);
+  await createUser(first.app, { email: 'owner@example.com', messagingPhoneNumberId: PHONE });
+  seedFailed(first.app, 300);
+  await first.app.close();
+
+  const stream = new PassThrough();
+  let logs = '';
+  stream.on('data', (chunk: Buffer) => { logs += chunk.toString(); });
+  const app = await buildApp(testConfig(dir, { logLevel: 'info', messagingAppSecret: SECRET }), { logStream: stream });
+  await app.ready();
+  await new Promise((resolve) => setImmediate(resolve));
+  await app.close();
+  await app.webhookReplay.idle();
+  t.notOk(logs.includes('"level":50'), 'no error: no batch ran on the closed database');
+  t.notMatch(logs, /not open|interrupted/);
+
+  const next = await start(t, dir);
+  t.equal(processedCount(next.app), 300);
+  t.equal(messageCount(next.app), 300);
 });

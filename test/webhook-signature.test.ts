@@ -71,10 +71,49 @@ t.test('bad signatures are 401 and store nothing', async (t) => {
   t.equal(messageCount(app), 0);
 });
 
-t.test('with no app secret configured, unsigned and wrongly signed callbacks are accepted', async (t) => {
-  const app = await appWithUser(t, undefined);
+const NOT_CONFIGURED = {
+  statusCode: 503, code: 'WEBHOOK_NOT_CONFIGURED', error: 'Service Unavailable', message: 'Callbacks are refused until MESSAGING_APP_SECRET is set',
+};
+const unsignedWarnings = (logs: string) => logs.split('\n').filter((line) => line.includes('unsigned webhook callback accepted'));
+
+t.test('with no app secret configured, every callback is refused with 503 and nothing is stored', async (t) => {
+  const { app, logs } = await buildTestApp(t, { messagingAppSecret: undefined });
+  await createUser(app, { email: 'ana@example.com', messagingPhoneNumberId: '409552778964973' });
+  const cases: [string, Promise<{ statusCode: number; json(): unknown }>][] = [
+    ['unsigned', deliver(app, raw)],
+    ['signed with some secret', deliver(app, raw, 'whatever')],
+    ['not JSON', deliver(app, 'not json')],
+  ];
+  for (const [name, response] of cases) {
+    const res = await response;
+    t.equal(res.statusCode, 503, name);
+    t.same(res.json(), NOT_CONFIGURED, name);
+  }
+  t.same(inboxRows(app), []);
+  t.equal(messageCount(app), 0);
+  t.same(unsignedWarnings(logs()), []);
+});
+
+t.test('MESSAGING_ALLOW_UNSIGNED: accepted without a signature, with a warning at most once a minute', async (t) => {
+  let now = Date.parse('2026-01-01T00:00:00Z');
+  const { app, logs } = await buildTestApp(t, { messagingAppSecret: undefined, messagingAllowUnsigned: true }, { now: () => new Date(now) });
+  await createUser(app, { email: 'ana@example.com', messagingPhoneNumberId: '409552778964973' });
   t.equal((await deliver(app, raw)).statusCode, 200);
   t.equal((await deliver(app, fixtureText('inbound_image'), 'whatever')).statusCode, 200);
   t.same(inboxRows(app).map((e) => e.state), ['processed', 'processed']);
   t.equal(messageCount(app), 2);
+  t.equal(unsignedWarnings(logs()).length, 1, 'one warning for two callbacks within a minute');
+  t.match(JSON.parse(unsignedWarnings(logs())[0]!), { level: 40, reqId: String });
+
+  now += 60_000;
+  t.equal((await deliver(app, raw)).statusCode, 200);
+  t.equal(unsignedWarnings(logs()).length, 2, 'another one a minute later');
+});
+
+t.test('MESSAGING_ALLOW_UNSIGNED changes nothing while a secret is set', async (t) => {
+  const { app } = await buildTestApp(t, { messagingAppSecret: SECRET, messagingAllowUnsigned: true });
+  const res = await deliver(app, raw);
+  t.equal(res.statusCode, 401);
+  t.same(res.json(), INVALID);
+  t.same(inboxRows(app), []);
 });

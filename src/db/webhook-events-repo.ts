@@ -1,18 +1,34 @@
-// The durable webhook inbox: raw callbacks appended as pending, then settled as processed or failed.
+// The durable webhook inbox: raw callbacks appended as pending, then settled as processed, failed or dead.
 import type { DB } from './client';
 
 export interface ReceivedEvent { receivedAt: number; rawBody: string }
 export interface StoredEvent { id: number; receivedAt: number; rawBody: string }
-export type EventState = 'processed' | 'failed';
+export type EventState = 'pending' | 'processed' | 'failed' | 'dead';
+/** An event as an administrator sees it: everything but the raw body, whose size is given instead. */
+export interface EventSummary {
+  id: number; state: EventState; attempts: number; receivedAt: number; processedAt: number | null; error: string | null; rawBytes: number;
+}
+/** At least one state. */
+export interface EventPage { states: readonly ('failed' | 'dead')[]; beforeId?: number | undefined; limit: number }
+
+// `state <> 'processed'` lets SQLite use the partial index webhook_events_state; octet_length reads no text.
+const SUMMARY = `SELECT id, state, attempts, received_at AS receivedAt, processed_at AS processedAt, error,
+  octet_length(raw_body) AS rawBytes FROM webhook_events`;
 
 export function createWebhookEventsRepo(db: DB) {
   const client = db.$client;
   const insert = client.prepare<[number, string]>("INSERT INTO webhook_events (received_at, raw_body, state) VALUES (?, ?, 'pending')");
-  const settle = client.prepare<[EventState, string | null, number, number]>(
-    'UPDATE webhook_events SET state = ?, error = ?, processed_at = ? WHERE id = ?');
-  const unprocessedPage = client.prepare<[number, number], StoredEvent>(`
-    SELECT id, received_at AS receivedAt, raw_body AS rawBody FROM webhook_events
-    WHERE state <> 'processed' AND id > ? ORDER BY id LIMIT ?`);
+  // One conditional UPDATE counts the attempt and decides the state: a failure at the last allowed attempt is dead.
+  const settle = client.prepare<Record<string, unknown>, { state: EventState; attempts: number }>(`UPDATE webhook_events
+    SET attempts = attempts + 1, error = @error, processed_at = @at,
+      state = CASE WHEN NOT @failed THEN 'processed' WHEN attempts + 1 >= @maxAttempts THEN 'dead' ELSE 'failed' END
+    WHERE id = @id RETURNING state, attempts`);
+  const replayIds = client.prepare<[number, number], number>(`SELECT id FROM webhook_events
+    WHERE state <> 'processed' AND state IN ('pending', 'failed') AND id > ? ORDER BY id LIMIT ?`).pluck();
+  const byId = client.prepare<[number], StoredEvent>('SELECT id, received_at AS receivedAt, raw_body AS rawBody FROM webhook_events WHERE id = ?');
+  const summary = client.prepare<[number], EventSummary>(`${SUMMARY} WHERE id = ?`);
+  const page = client.prepare<[string, string, number, number], EventSummary>(`${SUMMARY}
+    WHERE state <> 'processed' AND state IN (?, ?) AND id < ? ORDER BY id DESC LIMIT ?`);
   // Called inside itself it is a savepoint; at the top a transaction: one fsync (synchronous=FULL) for a whole batch.
   const runAtomic = client.transaction((body: () => unknown) => body());
 
@@ -20,11 +36,16 @@ export function createWebhookEventsRepo(db: DB) {
     /** Inserts the events as pending (call inside `atomic`); their ids in the same order. */
     append: (events: readonly ReceivedEvent[]): number[] =>
       events.map((event) => Number(insert.run(event.receivedAt, event.rawBody).lastInsertRowid)),
-    settle: (id: number, state: EventState, error: string | null, at: number): void => {
-      settle.run(state, error, at, id);
-    },
-    /** Pending or failed events after `afterId`, oldest first. */
-    unprocessed: (afterId: number, limit: number): StoredEvent[] => unprocessedPage.all(afterId, limit),
+    /** Records one processing attempt; a failure at attempt `maxAttempts` or later makes the event dead. */
+    settle: (id: number, failed: boolean, error: string | null, at: number, maxAttempts: number) =>
+      settle.get({ id, failed: failed ? 1 : 0, error, at, maxAttempts }),
+    /** Ids of pending or failed events after `afterId`, oldest first (dead ones wait for an administrator). */
+    replayIds: (afterId: number, limit: number): number[] => replayIds.all(afterId, limit),
+    byId: (id: number): StoredEvent | undefined => byId.get(id),
+    summary: (id: number): EventSummary | undefined => summary.get(id),
+    /** Events in `states` with an id below `beforeId`, newest first. */
+    page: (q: EventPage): EventSummary[] =>
+      page.all(q.states[0] ?? 'failed', q.states[1] ?? q.states[0] ?? 'dead', q.beforeId ?? Number.MAX_SAFE_INTEGER, q.limit),
     /** Runs `body` atomically: a transaction, or a savepoint inside one. Keep `body` synchronous. */
     atomic: <T>(body: () => T): T => runAtomic.immediate(body) as T,
   };

@@ -10,7 +10,7 @@ const conversations: FastifyPluginAsyncTypebox = async (app) => {
     preValidation: app.authenticate,
     schema: {
       tags: ['conversations'],
-      summary: "A user's conversations, newest first, each with its latest 200 matching messages",
+      summary: "A user's conversations, newest first, each with its latest 200 matching messages; at most 5,000 messages per answer (continue with `before`)",
       security: [{ bearer: [] }, { cookie: [] }],
       params: IdParams,
       querystring: ConversationsQuery,

@@ -5,13 +5,14 @@ import { errors } from '../../schemas/common';
 import { VerifyQuery, WebhookAck } from '../../schemas/webhook';
 import { AppError } from '../errors';
 import { parseJsonBody } from '../json-body';
-import { createInbox } from '../webhooks/inbox';
 import { isValidSignature, sameSecret } from '../webhooks/signature';
 
 const WEBHOOK_PATH = '/api/messaging/webhook';
 const BODY_LIMIT = 3 * 1024 * 1024;
 /** A send answers within 2 × the timeout: a status still unmatched after a week never will be. */
 const ORPHAN_TTL_MS = 7 * 86_400_000;
+/** Accepted unsigned callbacks (MESSAGING_ALLOW_UNSIGNED) are logged at most this often. */
+const UNSIGNED_WARNING_MS = 60_000;
 
 /** The body as a JSON object, or a 400: the network only ever sends an object. */
 function parseObject(text: string): object {
@@ -23,15 +24,10 @@ function parseObject(text: string): object {
 }
 
 const webhook: FastifyPluginAsyncTypebox = async (app) => {
-  const { messagingVerifyToken: verifyToken, messagingAppSecret: appSecret } = app.config;
-  const inbox = createInbox({
-    events: app.webhookEventsRepo, users: app.usersRepo, messages: app.messagesRepo, now: app.now, log: app.log,
-  });
-
-  // Before listening: events whose processing failed or never ran are processed again.
+  const { messagingVerifyToken: verifyToken, messagingAppSecret: appSecret, messagingAllowUnsigned: allowUnsigned } = app.config;
+  let unsignedWarnedAt = -Infinity;
+  // Failed events are processed again by the webhook-inbox plugin, after start-up and in the background.
   app.addHook('onReady', async () => {
-    const replayed = inbox.replay();
-    if (replayed.events > 0) app.log.info(replayed, 'webhook events processed again at start-up');
     const pruned = app.messagesRepo.pruneOrphans(app.now().getTime() - ORPHAN_TTL_MS);
     if (pruned > 0) app.log.info({ pruned }, 'unmatched statuses older than a week forgotten');
   });
@@ -60,16 +56,26 @@ const webhook: FastifyPluginAsyncTypebox = async (app) => {
     bodyLimit: BODY_LIMIT,
     schema: {
       tags: ['webhook'], summary: 'Callback of the messaging network (messages, statuses), signed with X-Hub-Signature-256',
-      response: { 200: WebhookAck, ...errors(400, 401, 413, 415) },
+      response: { 200: WebhookAck, ...errors(400, 401, 413, 415, 503) },
     },
   }, async (request) => {
     const raw = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
-    const signature = request.headers['x-hub-signature-256'];
-    if (appSecret !== undefined && !isValidSignature(raw, typeof signature === 'string' ? signature : undefined, appSecret)) {
-      throw new AppError(401, 'INVALID_SIGNATURE', 'X-Hub-Signature-256 is missing or does not match the body');
+    if (appSecret === undefined) {
+      // Refused, not dropped: the network keeps retrying for days while the operator sets the secret.
+      if (!allowUnsigned) throw new AppError(503, 'WEBHOOK_NOT_CONFIGURED', 'Callbacks are refused until MESSAGING_APP_SECRET is set');
+      const now = app.now().getTime();
+      if (now - unsignedWarnedAt >= UNSIGNED_WARNING_MS) {
+        unsignedWarnedAt = now;
+        request.log.warn('unsigned webhook callback accepted (MESSAGING_ALLOW_UNSIGNED=true): anyone can forge callbacks');
+      }
+    } else {
+      const signature = request.headers['x-hub-signature-256'];
+      if (!isValidSignature(raw, typeof signature === 'string' ? signature : undefined, appSecret)) {
+        throw new AppError(401, 'INVALID_SIGNATURE', 'X-Hub-Signature-256 is missing or does not match the body');
+      }
     }
     const text = raw.toString('utf8');
-    await inbox.accept(text, parseObject(text));
+    await app.webhookInbox.accept(text, parseObject(text));
     return { status: 'received' as const };
   });
 };

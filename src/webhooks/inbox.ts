@@ -1,9 +1,10 @@
-// Durable webhook inbox: concurrent callbacks are stored and processed together, in one transaction (group commit).
+// Durable webhook inbox: concurrent callbacks are stored and processed together, in one transaction (group commit);
+// failed events are processed again in small batches, at most MAX_ATTEMPTS times in all, then left dead.
 import type { MessagesRepo } from '../db/messages-repo';
 import type { UsersRepo } from '../db/users-repo';
-import type { WebhookEventsRepo } from '../db/webhook-events-repo';
+import type { EventSummary, StoredEvent, WebhookEventsRepo } from '../db/webhook-events-repo';
 import { parseJsonOrUndefined } from '../loose-json';
-import { ingest, type IngestDeps, type IngestResult } from './ingest';
+import { addNote, ingest, notesRecord, type IngestDeps, type IngestResult } from './ingest';
 
 type LogFn = (details: object, message: string) => void;
 export interface InboxLogger { debug: LogFn; warn: LogFn; error: LogFn }
@@ -18,8 +19,16 @@ export interface InboxDeps {
 
 interface Queued { receivedAt: number; rawBody: string; payload: unknown; resolve: (id: number) => void; reject: (error: unknown) => void }
 interface Received { id: number; receivedAt: number; payload: unknown }
+export interface BatchOutcome { events: number; failed: number; dead: number }
+export interface ReplayBatch extends BatchOutcome { lastId: number }
 
-const REPLAY_PAGE = 200;
+/** Processing runs an event gets in all (the first, in its request, included) before it is left dead. */
+export const MAX_ATTEMPTS = 5;
+// One replay batch: at most this many events, and it stops after this many bytes of raw callbacks (at least one event).
+const REPLAY_EVENTS = 50;
+const REPLAY_BYTES = 1024 * 1024;
+
+const message = (error: unknown) => (error instanceof Error ? error.message : String(error));
 
 export function createInbox(deps: InboxDeps) {
   let queue: Queued[] = [];
@@ -28,17 +37,15 @@ export function createInbox(deps: InboxDeps) {
     try {
       return ingest(event.payload, event.receivedAt, ingestDeps);
     } catch (error) {
-      return { failed: true, notes: [`event: ${error instanceof Error ? error.message : String(error)}`] };
+      const result: IngestResult = { failed: true, notes: [], moreNotes: 0 };
+      addNote(result, `event: ${message(error)}`);
+      return result;
     }
   }
 
-  /**
-   * Processes stored events, each in its own savepoint (call inside a transaction); returns how many failed.
-   * An event whose outcome cannot be recorded is rolled back whole and stays pending for the next start-up.
-   */
-  function processEvents(events: readonly Received[]): number {
+  function ingestDepsNow(): IngestDeps {
     const userIds = new Map<string, number | undefined>();
-    const ingestDeps: IngestDeps = {
+    return {
       userIdFor(phoneNumberId) {
         if (!userIds.has(phoneNumberId)) userIds.set(phoneNumberId, deps.users.findByPhoneNumberId(phoneNumberId)?.id);
         return userIds.get(phoneNumberId);
@@ -47,21 +54,43 @@ export function createInbox(deps: InboxDeps) {
       applyStatus: deps.messages.applyStatus,
       atomic: deps.events.atomic,
     };
-    let failed = 0;
+  }
+
+  /** Records one attempt; logs the event's death. */
+  function settle(id: number, failed: boolean, notes: string | null, outcome: BatchOutcome): void {
+    const settled = deps.events.settle(id, failed, notes, deps.now().getTime(), MAX_ATTEMPTS);
+    if (settled?.state === 'failed') outcome.failed += 1;
+    if (settled?.state === 'dead') {
+      outcome.dead += 1;
+      deps.log.error({ webhookEventId: id, attempts: settled.attempts }, 'webhook event dead: processing failed too often; replay it after a fix');
+    }
+  }
+
+  /**
+   * Processes stored events, each in its own savepoint (call inside a transaction). An event whose outcome
+   * cannot be recorded is rolled back whole; its attempt is still counted when that can be written.
+   */
+  function processEvents(events: readonly Received[], ingestDeps: IngestDeps): BatchOutcome {
+    const outcome: BatchOutcome = { events: events.length, failed: 0, dead: 0 };
     for (const event of events) {
       try {
         deps.events.atomic(() => {
           const result = ingestOne(event, ingestDeps);
-          deps.events.settle(event.id, result.failed ? 'failed' : 'processed', result.notes.join('\n') || null, deps.now().getTime());
-          if (result.failed) failed += 1;
-          if (result.notes.length > 0) deps.log.warn({ webhookEventId: event.id, notes: result.notes }, 'webhook event not fully applied');
+          settle(event.id, result.failed, notesRecord(result), outcome);
+          if (result.notes.length > 0) {
+            deps.log.warn({ webhookEventId: event.id, notes: result.notes, moreNotes: result.moreNotes }, 'webhook event not fully applied');
+          }
         });
       } catch (error) {
-        failed += 1;
-        deps.log.error({ err: error, webhookEventId: event.id }, 'webhook event outcome not recorded; it stays pending');
+        deps.log.error({ err: error, webhookEventId: event.id }, 'webhook event outcome not recorded; it is processed again later');
+        try {
+          deps.events.atomic(() => settle(event.id, true, `event: outcome not recorded: ${message(error).slice(0, 300)}`, outcome));
+        } catch {
+          // The database takes no writes at all: the event stays pending, uncounted, for a later run.
+        }
       }
     }
-    return failed;
+    return outcome;
   }
 
   /** Group commit: the batch's raw events and their processing in one transaction, so one fsync, before any 200. */
@@ -72,7 +101,7 @@ export function createInbox(deps: InboxDeps) {
     try {
       ids = deps.events.atomic(() => {
         const stored = deps.events.append(batch);
-        processEvents(batch.map((queued, i) => ({ id: stored[i]!, receivedAt: queued.receivedAt, payload: queued.payload })));
+        processEvents(batch.map((queued, i) => ({ id: stored[i]!, receivedAt: queued.receivedAt, payload: queued.payload })), ingestDepsNow());
         return stored;
       });
     } catch (error) {
@@ -84,6 +113,8 @@ export function createInbox(deps: InboxDeps) {
     batch.forEach((queued, i) => queued.resolve(ids[i]!));
   }
 
+  const received = (event: StoredEvent): Received => ({ id: event.id, receivedAt: event.receivedAt, payload: parseJsonOrUndefined(event.rawBody) });
+
   return {
     /** Resolves with the event id once the raw body is durably stored and processing has run. */
     accept(rawBody: string, payload: unknown): Promise<number> {
@@ -93,15 +124,40 @@ export function createInbox(deps: InboxDeps) {
       });
     },
 
-    /** Processes every pending or failed event again, oldest first (at start-up). */
-    replay(): { events: number; failed: number } {
-      const totals = { events: 0, failed: 0 };
-      for (let page = deps.events.unprocessed(0, REPLAY_PAGE); page.length > 0; page = deps.events.unprocessed(page.at(-1)!.id, REPLAY_PAGE)) {
-        const events = page.map((event) => ({ id: event.id, receivedAt: event.receivedAt, payload: parseJsonOrUndefined(event.rawBody) }));
-        totals.failed += deps.events.atomic(() => processEvents(events));
-        totals.events += page.length;
-      }
-      return totals;
+    /**
+     * Processes the next few pending or failed events after `afterId`, oldest first, in one transaction;
+     * null when there are none. Synchronous: the caller yields to the event loop between batches.
+     */
+    replayBatch(afterId: number): ReplayBatch | null {
+      const ids = deps.events.replayIds(afterId, REPLAY_EVENTS);
+      if (ids.length === 0) return null;
+      const ingestDeps = ingestDepsNow();
+      return deps.events.atomic(() => {
+        const totals: ReplayBatch = { events: 0, failed: 0, dead: 0, lastId: afterId };
+        let bytes = 0;
+        for (const id of ids) {
+          if (bytes >= REPLAY_BYTES) break;
+          totals.lastId = id;
+          const event = deps.events.byId(id);
+          if (!event) continue;
+          bytes += event.rawBody.length;
+          const outcome = processEvents([received(event)], ingestDeps);
+          totals.events += outcome.events;
+          totals.failed += outcome.failed;
+          totals.dead += outcome.dead;
+        }
+        return totals;
+      });
+    },
+
+    /** Processes one event now, whatever its state (an administrator's replay after a fix); undefined when unknown. */
+    replayOne(id: number): EventSummary | undefined {
+      deps.events.atomic(() => {
+        const event = deps.events.byId(id);
+        if (event) processEvents([received(event)], ingestDepsNow());
+      });
+      return deps.events.summary(id);
     },
   };
 }
+export type Inbox = ReturnType<typeof createInbox>;

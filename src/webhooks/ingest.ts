@@ -15,8 +15,29 @@ export interface IngestDeps {
   atomic(body: () => void): void;
 }
 
-/** `failed`: an item threw (processing is worth retrying). `notes`: every item skipped or refused, and why. */
-export interface IngestResult { failed: boolean; notes: string[] }
+/**
+ * `failed`: an item threw (processing is worth retrying). `notes`: the first items skipped or refused, and why;
+ * `moreNotes`: how many others were left out.
+ */
+export interface IngestResult { failed: boolean; notes: string[]; moreNotes: number }
+
+// The record of an event is bounded whatever the payload holds: 3 MB of bad items keep 20 short notes and a count.
+export const NOTES_KEPT = 20;
+export const NOTE_MAX_CHARS = 300;
+
+const clip = (text: string): string => (text.length > NOTE_MAX_CHARS ? `${text.slice(0, NOTE_MAX_CHARS - 1)}…` : text);
+
+/** Adds a note (clipped), or only counts it once NOTES_KEPT are kept. */
+export function addNote(result: IngestResult, text: string): void {
+  if (result.notes.length < NOTES_KEPT) result.notes.push(clip(text));
+  else result.moreNotes += 1;
+}
+
+/** The notes as stored with the event (null when there are none). */
+export function notesRecord(result: IngestResult): string | null {
+  if (result.notes.length === 0) return null;
+  return result.moreNotes > 0 ? `${result.notes.join('\n')}\n… and ${result.moreNotes} more` : result.notes.join('\n');
+}
 
 const checks = {
   envelope: TypeCompiler.Compile(NetworkEnvelope),
@@ -28,11 +49,16 @@ const checks = {
 };
 
 export function ingest(payload: unknown, receivedAt: number, deps: IngestDeps): IngestResult {
-  const result: IngestResult = { failed: false, notes: [] };
-  const note = (path: string, text: string) => result.notes.push(`${path}: ${text}`);
+  const result: IngestResult = { failed: false, notes: [], moreNotes: 0 };
+  const note = (path: string, text: string) => addNote(result, `${path}: ${text}`);
 
   function valid<T extends TSchema>(check: TypeCheck<T>, value: unknown, path: string): value is Static<T> {
     if (check.Check(value)) return true;
+    // Past the kept notes only the count matters: no need to work out what is wrong.
+    if (result.notes.length >= NOTES_KEPT) {
+      result.moreNotes += 1;
+      return false;
+    }
     const error = check.Errors(value).First();
     note(path + (error?.path.replaceAll('/', '.') ?? ''), error?.message ?? 'invalid');
     return false;

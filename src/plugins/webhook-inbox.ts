@@ -1,0 +1,30 @@
+// The webhook inbox for the app's lifetime: decorates it, replays failed events after start-up and every few
+// minutes, and stops the replay before the database closes.
+import type { FastifyInstance } from 'fastify';
+import fp from 'fastify-plugin';
+import { createWebhookReplay, type WebhookReplay } from '../jobs/webhook-replay';
+import { createInbox, type Inbox } from '../webhooks/inbox';
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    webhookInbox: Inbox;
+    webhookReplay: WebhookReplay;
+  }
+}
+
+export default fp(async function webhookInbox(app: FastifyInstance) {
+  const inbox = createInbox({
+    events: app.webhookEventsRepo, users: app.usersRepo, messages: app.messagesRepo, now: app.now, log: app.log,
+  });
+  const replay = createWebhookReplay({ replayBatch: inbox.replayBatch, log: app.log });
+  app.decorate('webhookInbox', inbox);
+  app.decorate('webhookReplay', replay);
+  // Not awaited: the first batch runs on a later turn, once the server listens; start-up never waits for it.
+  app.addHook('onReady', async () => {
+    replay.start();
+  });
+  // Registered after the database, so this runs before it closes: no batch writes to a closed database.
+  app.addHook('onClose', async () => {
+    await replay.stop();
+  });
+}, { name: 'webhook-inbox', dependencies: ['db'] });
