@@ -13,7 +13,7 @@ export function freePort(): Promise<number> {
   });
 }
 
-export interface Running { url: string; stop: () => Promise<void> }
+export interface Running { url: string; pid: number; stop: () => Promise<void> }
 
 /** Runs `node script` with `env` and waits until GET `readyPath` answers. */
 export async function startServer(script: string, env: Record<string, string>, readyPath = '/healthz'): Promise<Running> {
@@ -34,6 +34,7 @@ export async function startServer(script: string, env: Record<string, string>, r
   }
   return {
     url,
+    pid: child.pid!,
     stop: () => new Promise<void>((resolve) => {
       child.once('exit', () => resolve());
       child.kill('SIGTERM');

@@ -9,6 +9,8 @@ import dbPlugin from './plugins/db';
 import errorHandler, { clientError, routingError } from './plugins/error-handler';
 import messagingPlugin from './plugins/messaging';
 import openapi from './plugins/openapi';
+import securityHeaders from './plugins/security-headers';
+import slowClients, { slowClientOptions } from './plugins/slow-clients';
 import validation from './plugins/validation';
 import healthRoutes from './routes/health';
 import messageRoutes from './routes/messages';
@@ -93,6 +95,7 @@ export async function buildApp(config: Config, options: AppOptions = {}) {
     routerOptions: { maxParamLength: 200 },
     frameworkErrors: routingError,
     clientErrorHandler: clientError,
+    ...slowClientOptions(config),
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   app.decorate('config', config);
@@ -103,9 +106,11 @@ export async function buildApp(config: Config, options: AppOptions = {}) {
   });
 
   await app.register(errorHandler);
+  await app.register(slowClients);
   await app.register(validation);
   await app.register(dbPlugin, { path: config.databasePath });
   await app.register(authPlugin, { secret: resolveJwtSecret(config.jwtSecret, config.databasePath), ttlSeconds: app.sessionSeconds });
+  await app.register(securityHeaders);
   await app.register(openapi);
   await app.register(messagingPlugin);
 
