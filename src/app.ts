@@ -11,6 +11,8 @@ import errorHandler, { clientError, routingError } from './plugins/error-handler
 import messagingPlugin from './plugins/messaging';
 import openapi from './plugins/openapi';
 import passwordsPlugin from './plugins/passwords';
+import securityHeaders from './plugins/security-headers';
+import slowClients, { slowClientOptions } from './plugins/slow-clients';
 import validation from './plugins/validation';
 import webhookInbox from './plugins/webhook-inbox';
 import healthRoutes from './routes/health';
@@ -99,6 +101,7 @@ export async function buildApp(config: Config, options: AppOptions = {}) {
     routerOptions: { maxParamLength: 200 },
     frameworkErrors: routingError,
     clientErrorHandler: clientError,
+    ...slowClientOptions(config),
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   app.decorate('config', config);
@@ -109,10 +112,12 @@ export async function buildApp(config: Config, options: AppOptions = {}) {
   });
 
   await app.register(errorHandler);
+  await app.register(slowClients);
   await app.register(validation);
   await app.register(dbPlugin, { path: config.databasePath, tokenKey: config.messagingTokenKey });
   await app.register(passwordsPlugin, options.hashSlots ?? {});
   await app.register(authPlugin, { secret: resolveJwtSecret(config.jwtSecret, config.databasePath), ttlSeconds: app.sessionSeconds });
+  await app.register(securityHeaders);
   await app.register(openapi);
   await app.register(messagingPlugin);
   await app.register(webhookInbox);

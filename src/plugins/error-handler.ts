@@ -1,10 +1,11 @@
 // Turns every error into the one SPEC §2 shape, with a machine `code`; never leaks internals.
 import { randomUUID } from 'node:crypto';
-import { STATUS_CODES } from 'node:http';
-import type { Duplex } from 'node:stream';
+import { STATUS_CODES, type ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { AppError } from '../errors';
+import { BASELINE_HEADERS } from './security-headers';
 
 // Fastify's own error codes that are client errors, and the code we answer with.
 const FRAMEWORK_CODES: Record<string, [number, string]> = {
@@ -36,24 +37,43 @@ const ROUTING_MESSAGES: Record<string, string> = {
   FST_ERR_MAX_PARAM_LENGTH: 'A path segment is longer than 200 characters',
 };
 
-/** Fastify's `frameworkErrors`: our shape and the request id, as for every other answer. */
-/** Requests Node cannot parse at all (a bad header line, headers too large): our shape, written on the raw socket. */
-export function clientError(error: Error & { code?: string }, socket: Duplex): void {
-  if (error.code === 'ECONNRESET' || !socket.writable) {
+/** Node's client errors we answer, by its error code: status, our code, message. Anything else is a 400. */
+const CLIENT_ERRORS: Record<string, [number, string, string]> = {
+  HPE_HEADER_OVERFLOW: [431, 'HEADERS_TOO_LARGE', 'The request headers are too large'],
+  ERR_HTTP_REQUEST_TIMEOUT: [408, 'REQUEST_TIMEOUT', 'The request did not arrive in time'],
+};
+const RAW_SECURITY_HEADERS = Object.entries(BASELINE_HEADERS).map(([name, value]) => `${name}: ${value}\r\n`).join('');
+/** How long a peer that does not read gets to take the answer before the socket is destroyed anyway. */
+const CLOSE_GRACE_MS = 2000;
+
+/**
+ * Requests Node cannot parse (a bad header line, headers too large) or that did not fully arrive within
+ * REQUEST_TIMEOUT_MS: our shape and a request id, written on the raw socket, which is then closed.
+ */
+export function clientError(this: FastifyInstance, error: Error & { code?: string }, socket: Socket): void {
+  // A response already under way on this socket: another status line would corrupt it.
+  const inFlight = (socket as Socket & { _httpMessage?: ServerResponse })._httpMessage;
+  if (error.code === 'ECONNRESET' || !socket.writable || inFlight?.headersSent) {
     socket.destroy();
     return;
   }
-  const tooLarge = error.code === 'HPE_HEADER_OVERFLOW';
-  const status = tooLarge ? 431 : 400;
-  const body = JSON.stringify(tooLarge
-    ? errorBody(status, 'HEADERS_TOO_LARGE', 'The request headers are too large')
-    : errorBody(status, 'BAD_REQUEST', 'The request could not be parsed'));
+  const [status, code, message] = CLIENT_ERRORS[error.code ?? ''] ?? [400, 'BAD_REQUEST', 'The request could not be parsed'];
+  const body = JSON.stringify(errorBody(status, code, message));
+  const requestId = randomUUID();
+  this.log.info({ reqId: requestId, code: error.code, remoteAddress: socket.remoteAddress }, `client error answered ${status}`);
+  // The server keeps sockets half-open: end() alone would leave a client that keeps sending connected.
+  const timer = setTimeout(() => socket.destroy(), CLOSE_GRACE_MS).unref();
   socket.end(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\ncontent-type: application/json; charset=utf-8\r\n`
-    + `content-length: ${Buffer.byteLength(body)}\r\nx-request-id: ${randomUUID()}\r\nconnection: close\r\n\r\n${body}`);
+    + `content-length: ${Buffer.byteLength(body)}\r\nx-request-id: ${requestId}\r\n${RAW_SECURITY_HEADERS}`
+    + `connection: close\r\n\r\n${body}`, () => {
+    clearTimeout(timer);
+    socket.destroy();
+  });
 }
 
+/** Fastify's `frameworkErrors`: our shape and the request id, as for every other answer. */
 export function routingError(error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
-  reply.header('x-request-id', request.id).code(400).send(errorBody(400, 'BAD_REQUEST', ROUTING_MESSAGES[error.code] ?? 'Bad request'));
+  reply.headers(BASELINE_HEADERS).header('x-request-id', request.id).code(400).send(errorBody(400, 'BAD_REQUEST', ROUTING_MESSAGES[error.code] ?? 'Bad request'));
 }
 
 export default fp(async function errorHandler(app: FastifyInstance) {

@@ -10,6 +10,7 @@ import fp from 'fastify-plugin';
 import { Eta } from 'eta';
 import { projectRoot } from '../config';
 import { AppError } from '../errors';
+import { helmetOptions } from './security-headers';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -49,16 +50,11 @@ function describe(error: FastifyError): [number, string, string] {
 }
 
 export default fp(async function pages(app: FastifyInstance) {
-  await app.register(fastifyHelmet, {
-    contentSecurityPolicy: {
-      directives: {
-        defaultSrc: SELF, scriptSrc: SELF, styleSrc: SELF, imgSrc: [...SELF, 'data:'], connectSrc: SELF, fontSrc: SELF,
-        formAction: SELF, frameAncestors: ["'none'"], objectSrc: ["'none'"], baseUri: SELF,
-        // Self-hosters often serve plain HTTP on a LAN: forcing https sub-requests would break the pages there.
-        upgradeInsecureRequests: null,
-      },
-    },
-  });
+  // Helmet again, in this context only: the app-wide headers with the pages' CSP instead of the API's.
+  await app.register(fastifyHelmet, helmetOptions({
+    defaultSrc: SELF, scriptSrc: SELF, scriptSrcAttr: ["'none'"], styleSrc: SELF, imgSrc: [...SELF, 'data:'], connectSrc: SELF,
+    fontSrc: SELF, formAction: SELF, frameAncestors: ["'none'"], objectSrc: ["'none'"], baseUri: SELF,
+  }));
   await app.register(fastifyView, { engine: { eta: new Eta({ views: TEMPLATES, autoEscape: true }) }, root: TEMPLATES });
   await app.register(fastifyStatic, { root: join(TEMPLATES, 'static'), prefix: '/static/', decorateReply: false, index: false });
 

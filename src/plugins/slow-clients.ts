@@ -1,0 +1,65 @@
+// Bounds what slow or bulky clients can hold: a deadline for receiving each request, and a budget of body bytes in memory.
+import { Transform } from 'node:stream';
+import type { FastifyInstance } from 'fastify';
+import fp from 'fastify-plugin';
+import type { Config } from '../config';
+import { AppError } from '../errors';
+
+/** How often Node looks for requests past their deadline (its default, 30 s, would let one live up to twice as long). */
+const DEADLINE_CHECK_MS = 1000;
+/** Request-body bytes held at once, over all requests: ~20 webhook bodies at their 3 MB limit. */
+export const BODY_BUDGET_BYTES = 64 * 1024 * 1024;
+
+/**
+ * Fastify server options: a request whose headers and body have not all arrived within REQUEST_TIMEOUT_MS is answered
+ * 408 (by clientError) and closed. Fastify copies only `requestTimeout` onto the server; the rest goes through `http`.
+ */
+export function slowClientOptions(config: Config) {
+  const timeout = config.requestTimeoutMs;
+  return {
+    requestTimeout: timeout,
+    http: { requestTimeout: timeout, headersTimeout: timeout, connectionsCheckingInterval: DEADLINE_CHECK_MS },
+  };
+}
+
+const busy = () => new AppError(503, 'BUSY', 'Too many large requests are being received at once; retry shortly',
+  undefined, { 'retry-after': '5' });
+
+/**
+ * The deadline bounds how long a body is held, not how many are: many clients each sending most of a large body would
+ * still fill the memory. Bytes count from arrival until the answer is sent; a request that would overdraw gets 503.
+ */
+export default fp(async function slowClients(app: FastifyInstance, options: { budgetBytes?: number }) {
+  const budget = options.budgetBytes ?? BODY_BUDGET_BYTES;
+  let held = 0;
+  app.addHook('preParsing', async (request, reply, payload) => {
+    const { headers, method } = request;
+    const noBody = headers['transfer-encoding'] === undefined && (headers['content-length'] ?? '0') === '0';
+    if (method === 'GET' || method === 'HEAD' || noBody) return payload;
+    let mine = 0;
+    const counted = new Transform({
+      transform(chunk: Buffer, _encoding, done) {
+        if (held + chunk.length > budget) {
+          request.log.warn({ held, budget }, 'request-body budget exhausted: answering 503');
+          done(busy());
+          return;
+        }
+        held += chunk.length;
+        mine += chunk.length;
+        done(null, chunk);
+      },
+    });
+    payload.on('error', (error) => counted.destroy(error));
+    reply.raw.once('close', () => {
+      held -= mine;
+      mine = 0;
+      if (request.raw.complete) return;
+      // Answered before the body arrived (503, 415): drop the rest as Node does for a body nobody reads (the pipe
+      // stops Node from doing it). The deadline still ends a body that never finishes.
+      payload.unpipe(counted);
+      counted.destroy();
+      payload.resume();
+    });
+    return payload.pipe(counted);
+  });
+}, { name: 'slow-clients' });
