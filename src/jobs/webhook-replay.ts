@@ -1,10 +1,10 @@
 // Background replay of webhook events whose processing failed or never finished: at start-up and every few
-// minutes, in small synchronous batches with a turn of the event loop between them, stoppable at any batch.
+// minutes, in small batches with a turn of the event loop between them, stoppable at any batch.
 import type { BatchOutcome, ReplayBatch } from '../webhooks/inbox';
 
 type LogFn = (details: object, message: string) => void;
 export interface ReplayDeps {
-  replayBatch(afterId: number): ReplayBatch | null;
+  replayBatch(afterId: number): Promise<ReplayBatch | null>;
   log: { info: LogFn; error: LogFn };
   intervalMs?: number;
 }
@@ -24,7 +24,7 @@ export function createWebhookReplay(deps: ReplayDeps) {
       for (;;) {
         await nextTurn();
         if (stopped) break;
-        const batch = deps.replayBatch(afterId);
+        const batch = await deps.replayBatch(afterId);
         if (!batch) break;
         afterId = batch.lastId;
         totals.events += batch.events;

@@ -14,7 +14,7 @@ declare module 'fastify' {
 
 export default fp(async function webhookInbox(app: FastifyInstance) {
   const inbox = createInbox({
-    events: app.webhookEventsRepo, users: app.usersRepo, messages: app.messagesRepo, now: app.now, log: app.log,
+    writer: app.writer, events: app.webhookEventsRepo, users: app.usersRepo, messages: app.messagesRepo, now: app.now, log: app.log,
   });
   const replay = createWebhookReplay({ replayBatch: inbox.replayBatch, log: app.log });
   app.decorate('webhookInbox', inbox);

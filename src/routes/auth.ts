@@ -50,13 +50,14 @@ const auth: FastifyPluginAsyncTypebox = async (app) => {
     if (request.query.all) {
       // Ending every session needs a session that is valid now (401/403 otherwise, the cookie cleared all the same).
       await app.authenticate(request);
-      app.usersRepo.endAllSessions(request.currentUser!.id);
+      await app.writer.write(() => app.usersRepo.endAllSessions(request.currentUser!.id));
       return { message: 'Logged out of every session' };
     }
     const claims = app.sessionClaims(request);
     if (claims) {
       // Kept until the JWT would be refused anyway; JWT times follow the system clock, as its verification does.
-      app.sessionsRepo.revoke(claims.jti, Math.min(claims.exp, claims.iat + app.sessionSeconds) * 1000, Date.now());
+      const expiresAt = Math.min(claims.exp, claims.iat + app.sessionSeconds) * 1000;
+      await app.writer.write(() => app.sessionsRepo.revoke(claims.jti, expiresAt, Date.now()));
     }
     return { message: 'Logged out' };
   });

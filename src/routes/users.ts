@@ -17,7 +17,8 @@ const users: FastifyPluginAsyncTypebox = async (app) => {
     preValidation: adminOnly,
     schema: { tags, security, body: CreateUserBody, response: { 201: User, ...errors(400, 401, 403, 409, 503) } },
   }, async (request, reply) => {
-    const user = writtenUser(app.usersRepo.create(await userColumns(request.body, app.passwords.hash), app.now()));
+    const columns = await userColumns(request.body, app.passwords.hash);
+    const user = writtenUser(await app.writer.write(() => app.usersRepo.create(columns, app.now())));
     return reply.code(201).send(publicUserNow(user, app));
   });
 
@@ -31,7 +32,8 @@ const users: FastifyPluginAsyncTypebox = async (app) => {
       throw new AppError(409, 'CANNOT_DEMOTE_SELF', 'You cannot remove your own ADMIN role or disable yourself');
     }
     // The last-ADMIN rule is decided by the repository inside the writing transaction, after the hashing await.
-    const result = app.usersRepo.update(id, await userColumns(request.body, app.passwords.hash), app.now());
+    const columns = await userColumns(request.body, app.passwords.hash);
+    const result = await app.writer.write(() => app.usersRepo.update(id, columns, app.now()));
     if (!result) throw userNotFound();
     return publicUserNow(writtenUser(result), app);
   });
@@ -42,7 +44,7 @@ const users: FastifyPluginAsyncTypebox = async (app) => {
   }, async (request, reply) => {
     const { id } = request.params;
     if (id === request.currentUser!.id) throw new AppError(409, 'CANNOT_DELETE_SELF', 'You cannot delete your own account');
-    const outcome = app.usersRepo.delete(id);
+    const outcome = await app.writer.write(() => app.usersRepo.delete(id));
     if (outcome === 'not_found') throw userNotFound();
     if (outcome === 'last_admin') throw lastAdmin();
     return reply.code(204).send(null);

@@ -36,7 +36,7 @@ const webhookEvents: FastifyPluginAsyncTypebox = async (app) => {
       response: { 200: WebhookEvent, ...errors(400, 401, 403, 404, 415) },
     },
   }, async (request) => {
-    const event = app.webhookInbox.replayOne(request.params.id);
+    const event = await app.webhookInbox.replayOne(request.params.id);
     if (!event) throw new AppError(404, 'WEBHOOK_EVENT_NOT_FOUND', 'No stored webhook event has this id');
     request.log.info({ webhookEventId: event.id, state: event.state, attempts: event.attempts }, 'webhook event replayed by an administrator');
     return webhookEventJson(event);

@@ -1,8 +1,9 @@
-// Durable webhook inbox: concurrent callbacks are stored and processed together, in one transaction (group commit);
-// failed events are processed again in small batches, at most MAX_ATTEMPTS times in all, then left dead.
+// Durable webhook inbox: each callback is stored and processed in one write of the single writer (concurrent ones share
+// a commit); failed events are processed again in small batches, at most MAX_ATTEMPTS times in all, then left dead.
 import type { MessagesRepo } from '../db/messages-repo';
 import type { UsersRepo } from '../db/users-repo';
 import type { EventSummary, StoredEvent, WebhookEventsRepo } from '../db/webhook-events-repo';
+import type { Writer } from '../db/writer';
 import { parseJsonOrUndefined } from '../loose-json';
 import { addNote, ingest, notesRecord, type IngestDeps, type IngestResult } from './ingest';
 
@@ -10,6 +11,7 @@ type LogFn = (details: object, message: string) => void;
 export interface InboxLogger { debug: LogFn; warn: LogFn; error: LogFn }
 
 export interface InboxDeps {
+  writer: Writer;
   events: WebhookEventsRepo;
   users: Pick<UsersRepo, 'findByPhoneNumberId'>;
   messages: Pick<MessagesRepo, 'insertInbound' | 'applyStatus'>;
@@ -17,7 +19,6 @@ export interface InboxDeps {
   log: InboxLogger;
 }
 
-interface Queued { receivedAt: number; rawBody: string; payload: unknown; resolve: (id: number) => void; reject: (error: unknown) => void }
 interface Received { id: number; receivedAt: number; payload: unknown }
 export interface BatchOutcome { events: number; failed: number; dead: number }
 export interface ReplayBatch extends BatchOutcome { lastId: number }
@@ -31,8 +32,6 @@ const REPLAY_BYTES = 1024 * 1024;
 const message = (error: unknown) => (error instanceof Error ? error.message : String(error));
 
 export function createInbox(deps: InboxDeps) {
-  let queue: Queued[] = [];
-
   function ingestOne(event: Received, ingestDeps: IngestDeps): IngestResult {
     try {
       return ingest(event.payload, event.receivedAt, ingestDeps);
@@ -93,46 +92,28 @@ export function createInbox(deps: InboxDeps) {
     return outcome;
   }
 
-  /** Group commit: the batch's raw events and their processing in one transaction, so one fsync, before any 200. */
-  function flush(): void {
-    const batch = queue;
-    queue = [];
-    let ids: number[];
-    try {
-      ids = deps.events.atomic(() => {
-        const stored = deps.events.append(batch);
-        processEvents(batch.map((queued, i) => ({ id: stored[i]!, receivedAt: queued.receivedAt, payload: queued.payload })), ingestDepsNow());
-        return stored;
-      });
-    } catch (error) {
-      // Nothing of the batch is stored: every request fails, and the network delivers again.
-      for (const queued of batch) queued.reject(error);
-      return;
-    }
-    deps.log.debug({ events: batch.length }, 'webhook events committed');
-    batch.forEach((queued, i) => queued.resolve(ids[i]!));
-  }
-
   const received = (event: StoredEvent): Received => ({ id: event.id, receivedAt: event.receivedAt, payload: parseJsonOrUndefined(event.rawBody) });
 
   return {
     /** Resolves with the event id once the raw body is durably stored and processing has run. */
     accept(rawBody: string, payload: unknown): Promise<number> {
-      return new Promise((resolve, reject) => {
-        if (queue.length === 0) setImmediate(flush);
-        queue.push({ receivedAt: deps.now().getTime(), rawBody, payload, resolve, reject });
+      const receivedAt = deps.now().getTime();
+      return deps.writer.write(() => {
+        const [id] = deps.events.append([{ receivedAt, rawBody }]);
+        processEvents([{ id: id!, receivedAt, payload }], ingestDepsNow());
+        return id!;
       });
     },
 
     /**
-     * Processes the next few pending or failed events after `afterId`, oldest first, in one transaction;
-     * null when there are none. Synchronous: the caller yields to the event loop between batches.
+     * Processes the next few pending or failed events after `afterId`, oldest first, in one write;
+     * null when there are none. The caller yields to the event loop between batches.
      */
-    replayBatch(afterId: number): ReplayBatch | null {
+    async replayBatch(afterId: number): Promise<ReplayBatch | null> {
       const ids = deps.events.replayIds(afterId, REPLAY_EVENTS);
       if (ids.length === 0) return null;
       const ingestDeps = ingestDepsNow();
-      return deps.events.atomic(() => {
+      return deps.writer.write(() => {
         const totals: ReplayBatch = { events: 0, failed: 0, dead: 0, lastId: afterId };
         let bytes = 0;
         for (const id of ids) {
@@ -151,8 +132,8 @@ export function createInbox(deps: InboxDeps) {
     },
 
     /** Processes one event now, whatever its state (an administrator's replay after a fix); undefined when unknown. */
-    replayOne(id: number): EventSummary | undefined {
-      deps.events.atomic(() => {
+    async replayOne(id: number): Promise<EventSummary | undefined> {
+      await deps.writer.write(() => {
         const event = deps.events.byId(id);
         if (event) processEvents([received(event)], ingestDepsNow());
       });
