@@ -8,6 +8,7 @@ import { createIdempotencyRepo, type IdempotencyRepo } from '../db/idempotency-r
 import { createMessagesRepo, type MessagesRepo } from '../db/messages-repo';
 import { createUsersRepo, type UsersRepo } from '../db/users-repo';
 import { createWebhookEventsRepo, type WebhookEventsRepo } from '../db/webhook-events-repo';
+import { listedMessageJson } from '../services/message-json';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -26,9 +27,11 @@ export default fp(async function database(app: FastifyInstance, options: { path:
   app.decorate('db', db);
   app.decorate('usersRepo', createUsersRepo(db));
   app.decorate('creditsRepo', createCreditsRepo(db));
-  app.decorate('messagesRepo', createMessagesRepo(db));
+  app.decorate('messagesRepo', createMessagesRepo(db, listedMessageJson));
+  // Messages stored without their listed JSON (an older database, a raw import) are rendered once, here.
+  app.messagesRepo.fillListedJson();
   app.decorate('idempotencyRepo', createIdempotencyRepo(db));
-  app.decorate('conversationsRepo', createConversationsRepo(db));
+  app.decorate('conversationsRepo', createConversationsRepo(db, listedMessageJson));
   app.decorate('webhookEventsRepo', createWebhookEventsRepo(db));
   app.addHook('onClose', async () => {
     db.$client.close();

@@ -1,10 +1,10 @@
-// A user's conversations as SPEC §7 answers them: query values -> time range -> indexed reads -> JSON.
+// A user's conversations as SPEC §7 answers them: query values -> time range -> indexed reads -> JSON text
+// joined from each message's stored JSON (rendered when it was written).
 import type { Conversation, ConversationsQuery, Filter } from '../../schemas/conversations';
 import { AppError } from '../errors';
-import type { ConversationsRepo, ConversationSummary, MessageQuery } from '../db/conversations-repo';
+import { MESSAGES_PER_CONVERSATION, type ConversationsRepo, type ConversationSummary, type MessageQuery } from '../db/conversations-repo';
 import { periodRange } from '../periods';
 import { isoUtc } from './iso-utc';
-import { messageJson } from './message-json';
 
 /** Free-form messages are deliverable for this long after the contact's last message. */
 export const SERVICE_WINDOW_MS = 24 * 60 * 60 * 1000;
@@ -20,25 +20,44 @@ export function messageQuery(userId: number, filters: Filters, now: Date, timeZo
 export const serviceWindowExpiresAt = (lastInboundAt: number | null): number | null =>
   lastInboundAt === null ? null : lastInboundAt + SERVICE_WINDOW_MS;
 
-/** Each summary with its latest matching messages and their status histories. */
-export function withMessages(repo: ConversationsRepo, q: MessageQuery, summaries: ConversationSummary[]): Conversation[] {
-  return summaries.map((s) => {
-    const expires = serviceWindowExpiresAt(s.lastInboundAt);
-    return {
-      contact: { wa_id: s.contactWaId, name: s.contactName },
-      last_message_at: isoUtc(s.lastAt),
-      message_count: s.count,
-      service_window_expires_at: expires === null ? null : isoUtc(expires),
-      messages: repo.latestMessages(q, s.id).map(messageJson),
-    };
-  });
+/** One answer holds at most this many messages (the event loop must never be held for long). */
+export const MESSAGES_PER_ANSWER = 5_000;
+
+/** The summaries whose shown messages fit in one answer, in order; always the first one. */
+export function fitting(summaries: ConversationSummary[]): ConversationSummary[] {
+  let total = 0;
+  const kept: ConversationSummary[] = [];
+  for (const s of summaries) {
+    total += Math.min(s.count, MESSAGES_PER_CONVERSATION);
+    if (kept.length > 0 && total > MESSAGES_PER_ANSWER) break;
+    kept.push(s);
+  }
+  return kept;
 }
 
-/** GET /api/user/{id}/conversations: the page of conversations, newest first. */
-export function listConversations(repo: ConversationsRepo, userId: number, query: ConversationsQuery, now: Date, timeZone: string): Conversation[] {
+/** One conversation of the answer as JSON text: its fields, then its messages' stored JSON as they are. */
+function conversationJson(repo: ConversationsRepo, q: MessageQuery, s: ConversationSummary): string {
+  const expires = serviceWindowExpiresAt(s.lastInboundAt);
+  const head: Omit<Conversation, 'messages'> = {
+    contact: { wa_id: s.contactWaId, name: s.contactName },
+    last_message_at: isoUtc(s.lastAt),
+    message_count: s.count,
+    service_window_expires_at: expires === null ? null : isoUtc(expires),
+  };
+  return `${JSON.stringify(head).slice(0, -1)},"messages":[${repo.latestMessagesJson(q, s.id)}]}`;
+}
+
+/** A conversation with its latest matching messages as objects (the admin thread page). */
+export function withMessages(repo: ConversationsRepo, q: MessageQuery, summary: ConversationSummary): Conversation {
+  return JSON.parse(conversationJson(repo, q, summary)) as Conversation;
+}
+
+/** GET /api/user/{id}/conversations: the page of conversations, newest first, as the JSON text of the answer. */
+export function listConversationsJson(repo: ConversationsRepo, userId: number, query: ConversationsQuery, now: Date, timeZone: string): string {
   const q = messageQuery(userId, query, now, timeZone);
   const before = query.before === undefined ? undefined : Date.parse(query.before);
   // The format check lets through what Date cannot hold, such as a leap second.
   if (Number.isNaN(before)) throw new AppError(400, 'VALIDATION_ERROR', 'querystring/before must be a representable date-time');
-  return withMessages(repo, q, repo.page({ ...q, before, limit: query.limit }));
+  const page = fitting(repo.page({ ...q, before, limit: query.limit }));
+  return `[${page.map((s) => conversationJson(repo, q, s)).join(',')}]`;
 }
