@@ -28,6 +28,8 @@ export interface ConversationSummary {
 /** The latest messages of a conversation that are shown (SPEC §7). */
 export const MESSAGES_PER_CONVERSATION = 200;
 
+const EMPTY = Buffer.alloc(0);
+
 interface Candidate { id: number; contactWaId: string; contactName: string | null; lastInboundAt: number | null; lastMessageAt: number }
 
 /** Newer first; equal times by the higher conversation id. */
@@ -56,8 +58,9 @@ export function createConversationsRepo(db: DB, render: RenderMessage) {
       count: client.prepare<Record<string, unknown>, number>(`SELECT count(*) FROM ${table} WHERE ${where}`).pluck(),
       // group_concat takes the rows in the order the subquery yields them (its LIMIT keeps it a separate, ordered
       // step); an ORDER BY inside the aggregate would sort them again. The tests pin the order.
-      joined: client.prepare<Record<string, unknown>, { text: string | null; missing: number }>(
-        `SELECT group_concat(listed_json, ',') AS text, count(*) - count(listed_json) AS missing FROM (${latest('listed_json')})`),
+      // As UTF-8 bytes (a BLOB): the answer goes out as bytes, so the text is never decoded into a JS string.
+      joined: client.prepare<Record<string, unknown>, { bytes: Buffer | null; missing: number }>(
+        `SELECT CAST(group_concat(listed_json, ',') AS BLOB) AS bytes, count(*) - count(listed_json) AS missing FROM (${latest('listed_json')})`),
       rows: client.prepare<Record<string, unknown>, { listed: string | null; stored: string | null }>(
         `SELECT m.listed_json AS listed, CASE WHEN m.listed_json IS NULL THEN ${STORED_MESSAGE} END AS stored
          FROM (${latest('*')}) AS m ORDER BY m.created_at, m.id`),
@@ -92,13 +95,14 @@ export function createConversationsRepo(db: DB, render: RenderMessage) {
       return picked.map((p) => ({ ...p, count: s.count.get(params(q, p.id))! }));
     },
 
-    /** The latest matching messages of a conversation, oldest first, as comma-separated JSON objects. */
-    latestMessagesJson(q: MessageQuery, conversationId: number): string {
+    /** The latest matching messages of a conversation, oldest first, as comma-separated JSON objects in UTF-8. */
+    latestMessagesJson(q: MessageQuery, conversationId: number): Buffer {
       const s = statements(q);
-      const { text, missing } = s.joined.get(params(q, conversationId))!;
-      if (missing === 0) return text ?? '';
+      const { bytes, missing } = s.joined.get(params(q, conversationId))!;
+      if (missing === 0) return bytes ?? EMPTY;
       // Some rows were stored without their listed JSON (not yet filled): render those here, store nothing.
-      return s.rows.all(params(q, conversationId)).map((r) => r.listed ?? render(JSON.parse(r.stored!) as StoredMessage)).join(',');
+      const text = s.rows.all(params(q, conversationId)).map((r) => r.listed ?? render(JSON.parse(r.stored!) as StoredMessage)).join(',');
+      return Buffer.from(text);
     },
   };
 }

@@ -25,9 +25,9 @@ const conversations: FastifyPluginAsyncTypebox = async (app) => {
     // Another CLIENT learns nothing, not even whether the id exists.
     if (caller.id !== id && caller.role !== 'ADMIN') throw forbidden('You may only read your own conversations');
     if (!app.usersRepo.findById(id)) throw userNotFound();
-    // A string with a JSON content type is sent as it is.
-    const text = listConversationsJson(app.conversationsRepo, id, request.query, app.now(), app.config.timezone);
-    return reply.type('application/json; charset=utf-8').send(text as never);
+    // Bytes are sent as they are.
+    const body = listConversationsJson(app.conversationsRepo, id, request.query, app.now(), app.config.timezone);
+    return reply.type('application/json; charset=utf-8').send(body as never);
   });
 };
 export default conversations;

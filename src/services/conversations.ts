@@ -1,5 +1,5 @@
-// A user's conversations as SPEC §7 answers them: query values -> time range -> indexed reads -> JSON text
-// joined from each message's stored JSON (rendered when it was written).
+// A user's conversations as SPEC §7 answers them: query values -> time range -> indexed reads -> UTF-8 JSON
+// joined from each message's stored JSON (rendered when it was written), never parsed or serialised here.
 import type { Conversation, ConversationsQuery, Filter } from '../../schemas/conversations';
 import { AppError } from '../errors';
 import { MESSAGES_PER_CONVERSATION, type ConversationsRepo, type ConversationSummary, type MessageQuery } from '../db/conversations-repo';
@@ -35,8 +35,8 @@ export function fitting(summaries: ConversationSummary[]): ConversationSummary[]
   return kept;
 }
 
-/** One conversation of the answer as JSON text: its fields, then its messages' stored JSON as they are. */
-function conversationJson(repo: ConversationsRepo, q: MessageQuery, s: ConversationSummary): string {
+/** One conversation of the answer as UTF-8 JSON pieces: its fields, then its messages' stored JSON as they are. */
+function conversationJson(repo: ConversationsRepo, q: MessageQuery, s: ConversationSummary): Buffer[] {
   const expires = serviceWindowExpiresAt(s.lastInboundAt);
   const head: Omit<Conversation, 'messages'> = {
     contact: { wa_id: s.contactWaId, name: s.contactName },
@@ -44,20 +44,26 @@ function conversationJson(repo: ConversationsRepo, q: MessageQuery, s: Conversat
     message_count: s.count,
     service_window_expires_at: expires === null ? null : isoUtc(expires),
   };
-  return `${JSON.stringify(head).slice(0, -1)},"messages":[${repo.latestMessagesJson(q, s.id)}]}`;
+  return [Buffer.from(`${JSON.stringify(head).slice(0, -1)},"messages":[`), repo.latestMessagesJson(q, s.id), CLOSE];
 }
+const [OPEN, COMMA, CLOSE, END] = ['[', ',', ']}', ']'].map((text) => Buffer.from(text)) as [Buffer, Buffer, Buffer, Buffer];
 
 /** A conversation with its latest matching messages as objects (the admin thread page). */
 export function withMessages(repo: ConversationsRepo, q: MessageQuery, summary: ConversationSummary): Conversation {
-  return JSON.parse(conversationJson(repo, q, summary)) as Conversation;
+  return JSON.parse(Buffer.concat(conversationJson(repo, q, summary)).toString()) as Conversation;
 }
 
-/** GET /api/user/{id}/conversations: the page of conversations, newest first, as the JSON text of the answer. */
-export function listConversationsJson(repo: ConversationsRepo, userId: number, query: ConversationsQuery, now: Date, timeZone: string): string {
+/** GET /api/user/{id}/conversations: the page of conversations, newest first, as the UTF-8 JSON of the answer. */
+export function listConversationsJson(repo: ConversationsRepo, userId: number, query: ConversationsQuery, now: Date, timeZone: string): Buffer {
   const q = messageQuery(userId, query, now, timeZone);
   const before = query.before === undefined ? undefined : Date.parse(query.before);
   // The format check lets through what Date cannot hold, such as a leap second.
   if (Number.isNaN(before)) throw new AppError(400, 'VALIDATION_ERROR', 'querystring/before must be a representable date-time');
-  const page = fitting(repo.page({ ...q, before, limit: query.limit }));
-  return `[${page.map((s) => conversationJson(repo, q, s)).join(',')}]`;
+  const pieces = [OPEN];
+  fitting(repo.page({ ...q, before, limit: query.limit })).forEach((s, i) => {
+    if (i > 0) pieces.push(COMMA);
+    pieces.push(...conversationJson(repo, q, s));
+  });
+  pieces.push(END);
+  return Buffer.concat(pieces);
 }
