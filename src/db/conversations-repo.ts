@@ -1,5 +1,5 @@
-// Read side of conversations: the page of conversations matching a query, their latest messages
-// and status histories — every step an index seek, never a scan of a user's whole history.
+// Read side of conversations: the page of conversations matching a query, and their latest messages as the
+// JSON each write stored — every step an index seek, never a scan of a user's whole history.
 import type { DB } from './client';
 import { STORED_MESSAGE, type RenderMessage, type StoredMessage } from './listed-messages';
 
