@@ -202,8 +202,35 @@ t.test('at most the latest 200 messages per conversation; message_count counts t
   const [texts] = (await get(app, ana.id, '?type=text', bearer(app, ana))).json();
   t.equal(texts.message_count, 205);
   t.equal(texts.messages.length, 200);
+  t.same([texts.messages[0].text, texts.messages[199].text], ['m5', 'm204']);
+  t.same(texts.messages.map((m: { text: string }) => m.text), all.messages.map((m: { text: string }) => m.text), 'oldest first, in order');
   const [images] = (await get(app, ana.id, '?type=image', bearer(app, ana))).json();
   t.equal(images.message_count, 1);
+});
+
+t.test('one answer holds at most 5,000 messages: the page ends after the last conversation that fits', async (t) => {
+  const { app, ana } = await setup(t);
+  // 26 conversations of 200 messages: 25 of them are 5,000 messages; the 26th (the oldest) comes with `before`.
+  app.db.$client.transaction(() => {
+    for (let c = 0; c < 26; c++) {
+      for (let i = 0; i < 200; i++) inbound(app, ana.id, { from: `${100000 + c}`, at: NOW - (c + 1) * 1000 * MIN + i * MIN, text: `c${c}m${i}` });
+    }
+  })();
+  const read = async (query: string) => (await get(app, ana.id, query, bearer(app, ana))).json() as
+    { contact: { wa_id: string }; last_message_at: string; messages: { text: string }[] }[];
+  const first = await read('?limit=50');
+  t.equal(first.length, 25);
+  t.equal(first.reduce((n, c) => n + c.messages.length, 0), 5000);
+  t.same([first[0]!.messages[0]!.text, first[24]!.messages[199]!.text], ['c0m0', 'c24m199']);
+  const next = await read(`?limit=50&before=${first[24]!.last_message_at}`);
+  t.same(next.map((c) => c.contact.wa_id), ['100025']);
+  // Under the cap the limit decides.
+  t.equal((await read('?limit=3')).length, 3);
+  // A page of smaller conversations fills up to the cap: 25 × 200 + 1 × 10 would be 5,010.
+  inbound(app, ana.id, { from: '100099', at: NOW, text: 'newest' });
+  const capped = await read('?limit=200');
+  t.same([capped.length, capped[0]!.contact.wa_id, capped.at(-1)!.contact.wa_id], [25, '100099', '100023']);
+  t.equal(capped.reduce((n, c) => n + c.messages.length, 0), 1 + 24 * 200);
 });
 
 t.test('limit and before page through conversations by their last matching message', async (t) => {

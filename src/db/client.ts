@@ -33,6 +33,11 @@ export function openDatabase(path: string): DB {
   sqlite.pragma('synchronous = FULL');
   sqlite.pragma('foreign_keys = ON');
   sqlite.pragma('busy_timeout = 5000');
+  // A listing reads the latest messages of many conversations, spread over the whole file: with SQLite's default
+  // 2 MB page cache every listing goes back to the OS for thousands of pages once the database outgrows it.
+  sqlite.pragma('cache_size = -32768'); // KiB: 32 MiB, several times the pages of a full page of conversations
+  // The WAL file shrinks back to this after a checkpoint instead of keeping its largest size.
+  sqlite.pragma('journal_size_limit = 67108864');
   const db = drizzle(sqlite, { schema: tables });
   migrate(db, { migrationsFolder: join(projectRoot, 'data', 'migrations') });
   return db;

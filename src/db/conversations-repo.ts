@@ -1,6 +1,7 @@
-// Read side of conversations: the page of conversations matching a query, their latest messages
-// and status histories — every step an index seek, never a scan of a user's whole history.
+// Read side of conversations: the page of conversations matching a query, and their latest messages as the
+// JSON each write stored — every step an index seek, never a scan of a user's whole history.
 import type { DB } from './client';
+import { STORED_MESSAGE, type RenderMessage, type StoredMessage } from './listed-messages';
 
 /** Which messages match: the user's, optionally of one type or contact, created in [from, to). */
 export interface MessageQuery {
@@ -24,35 +25,18 @@ export interface ConversationSummary {
   count: number;
 }
 
-export type StoredStatus = [status: string, at: number, errorJson: string | null];
-/** A message as read for display: a tuple, because rows leave SQLite as JSON arrays (see below). */
-export type StoredMessage = [
-  id: number, wamid: string | null, direction: 'inbound' | 'outbound', type: string, text: string | null, toNumber: string | null,
-  status: string, errorJson: string | null, templateJson: string | null, mediaJson: string | null, locationJson: string | null,
-  replyTo: string | null, createdAt: number, statusUpdatedAt: number | null,
-  /** Outbound: the status history, oldest first; null for inbound messages. */
-  statuses: StoredStatus[] | null,
-];
-
 /** The latest messages of a conversation that are shown (SPEC §7). */
 export const MESSAGES_PER_CONVERSATION = 200;
 
-// A conversation's messages, with their status histories, leave SQLite as one JSON array of arrays:
-// JSON.parse builds them several times faster than reading up to 200 rows one column at a time.
-// Same order as StoredMessage.
-const COLUMNS = `id, wamid, direction, type, text, to_number, status, error_json, template_json, media_json,
-  location_json, reply_to, created_at, status_updated_at`;
-const MESSAGE_ARRAY = `json_array(${COLUMNS}, CASE WHEN direction = 'outbound' THEN json((
-    SELECT json_group_array(json_array(s.status, s.at, s.error_json) ORDER BY s.at, s.id)
-    FROM message_statuses s WHERE s.message_id = m.id)) END)`;
-const oldestFirst = (a: StoredMessage, b: StoredMessage) => a[12] - b[12] || a[0] - b[0];
+const EMPTY = Buffer.alloc(0);
 
 interface Candidate { id: number; contactWaId: string; contactName: string | null; lastInboundAt: number | null; lastMessageAt: number }
 
 /** Newer first; equal times by the higher conversation id. */
 const newerFirst = (a: { lastAt: number; id: number }, b: { lastAt: number; id: number }) => b.lastAt - a.lastAt || b.id - a.id;
 
-export function createConversationsRepo(db: DB) {
+/** `render` shows a message stored without its listed JSON (the same renderer the writes use). */
+export function createConversationsRepo(db: DB, render: RenderMessage) {
   const client = db.$client;
   const candidateSql = `SELECT id, contact_wa_id AS contactWaId, contact_name AS contactName, last_inbound_at AS lastInboundAt,
     last_message_at AS lastMessageAt FROM conversations WHERE user_id = @userId AND last_message_at >= @from`;
@@ -65,12 +49,21 @@ export function createConversationsRepo(db: DB) {
   const messageStatements = (typed: boolean) => {
     const table = typed ? 'messages INDEXED BY messages_conversation_type_created' : 'messages';
     const where = `conversation_id = @conversationId ${typed ? 'AND type = @type' : ''} AND created_at >= @from AND created_at < @to`;
+    // The latest 200, oldest first, straight along the index: skip all but the last 200 (one statement, one snapshot).
+    const latest = (columns: string) => `SELECT ${columns} FROM ${table} WHERE ${where} ORDER BY created_at, id
+      LIMIT ${MESSAGES_PER_CONVERSATION} OFFSET max(0, (SELECT count(*) FROM ${table} WHERE ${where}) - ${MESSAGES_PER_CONVERSATION})`;
     return {
       lastAt: client.prepare<Record<string, unknown>, number>(
         `SELECT created_at FROM ${table} WHERE ${where} ORDER BY created_at DESC LIMIT 1`).pluck(),
       count: client.prepare<Record<string, unknown>, number>(`SELECT count(*) FROM ${table} WHERE ${where}`).pluck(),
-      latest: client.prepare<Record<string, unknown>, string>(`SELECT json_group_array(${MESSAGE_ARRAY})
-        FROM (SELECT ${COLUMNS} FROM ${table} WHERE ${where} ORDER BY created_at DESC, id DESC LIMIT ${MESSAGES_PER_CONVERSATION}) AS m`).pluck(),
+      // group_concat takes the rows in the order the subquery yields them (its LIMIT keeps it a separate, ordered
+      // step); an ORDER BY inside the aggregate would sort them again. The tests pin the order.
+      // As UTF-8 bytes (a BLOB): the answer goes out as bytes, so the text is never decoded into a JS string.
+      joined: client.prepare<Record<string, unknown>, { bytes: Buffer | null; missing: number }>(
+        `SELECT CAST(group_concat(listed_json, ',') AS BLOB) AS bytes, count(*) - count(listed_json) AS missing FROM (${latest('listed_json')})`),
+      rows: client.prepare<Record<string, unknown>, { listed: string | null; stored: string | null }>(
+        `SELECT m.listed_json AS listed, CASE WHEN m.listed_json IS NULL THEN ${STORED_MESSAGE} END AS stored
+         FROM (${latest('*')}) AS m ORDER BY m.created_at, m.id`),
     };
   };
   const untyped = messageStatements(false);
@@ -102,11 +95,14 @@ export function createConversationsRepo(db: DB) {
       return picked.map((p) => ({ ...p, count: s.count.get(params(q, p.id))! }));
     },
 
-    /** The latest matching messages of a conversation, oldest first. */
-    latestMessages(q: MessageQuery, conversationId: number): StoredMessage[] {
-      const newestFirst = JSON.parse(statements(q).latest.get(params(q, conversationId))!) as StoredMessage[];
-      // The aggregate keeps the subquery's order in practice, not by contract: sorting the reversed (sorted) array is linear.
-      return newestFirst.reverse().sort(oldestFirst);
+    /** The latest matching messages of a conversation, oldest first, as comma-separated JSON objects in UTF-8. */
+    latestMessagesJson(q: MessageQuery, conversationId: number): Buffer {
+      const s = statements(q);
+      const { bytes, missing } = s.joined.get(params(q, conversationId))!;
+      if (missing === 0) return bytes ?? EMPTY;
+      // Some rows were stored without their listed JSON (not yet filled): render those here, store nothing.
+      const text = s.rows.all(params(q, conversationId)).map((r) => r.listed ?? render(JSON.parse(r.stored!) as StoredMessage)).join(',');
+      return Buffer.from(text);
     },
   };
 }

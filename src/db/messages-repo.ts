@@ -2,6 +2,7 @@
 // conditional UPDATEs along STATUS_RANK; duplicates are absorbed by UNIQUE keys. Wamids are per user.
 import { eq, lt, sql } from 'drizzle-orm';
 import type { DB } from './client';
+import { createListedMessages, type RenderMessage } from './listed-messages';
 import { conversations, messages, messageStatuses, orphanStatuses, type MessageRow } from './tables';
 
 /** A status only moves up this ladder; `failed` ranks below `delivered` (several devices). */
@@ -20,8 +21,10 @@ export interface NewInbound {
 }
 export interface StatusEvent { status: CallbackStatus; at: number; errorJson: string | null }
 
-export function createMessagesRepo(db: DB) {
+/** `render` keeps each message's listed JSON current: every method that changes a message renders it again. */
+export function createMessagesRepo(db: DB, render: RenderMessage) {
   const client = db.$client;
+  const listed = createListedMessages(client, render);
   const touchConversation = client.prepare<[number, string, string | null, number, number | null], { id: number }>(`
     INSERT INTO conversations (user_id, contact_wa_id, contact_name, last_message_at, last_inbound_at)
     VALUES (?, ?, ?, ?, ?)
@@ -78,6 +81,7 @@ export function createMessagesRepo(db: DB) {
   function applyToMessage(messageId: number, event: StatusEvent): void {
     insertHistory.run(messageId, event.status, event.at, event.errorJson);
     moveStatus.run({ id: messageId, status: event.status, rank: STATUS_RANK[event.status], at: event.at, error: event.errorJson });
+    listed.refresh(messageId);
   }
 
   return {
@@ -85,10 +89,12 @@ export function createMessagesRepo(db: DB) {
 
     /** Stores an outbound message as `pending`, in the conversation of the number as typed; its id. */
     insertOutbound(m: NewOutbound): number {
-      return Number(insertOutboundRow.run({
+      const id = Number(insertOutboundRow.run({
         userId: m.userId, conversationId: conversationId(m.userId, m.to, null, m.createdAt, null), type: m.type, text: m.text,
         to: m.to, payloadJson: m.payloadJson, templateJson: m.templateJson ?? null, createdAt: m.createdAt,
       }).lastInsertRowid);
+      listed.refresh(id);
+      return id;
     },
 
     /** The network accepted it: record its wamid under the contact's wa_id, then apply this user's statuses that raced ahead (call inside one write). */
@@ -96,11 +102,13 @@ export function createMessagesRepo(db: DB) {
       const owner = ownerOf.get(messageId)!;
       accept.run({ id: messageId, wamid, at, conversationId: conversationId(owner.userId, waId, null, owner.createdAt, null) });
       for (const orphan of takeOrphans.all(owner.userId, wamid)) applyToMessage(messageId, { status: orphan.status, at: orphan.at, errorJson: orphan.error_json });
+      listed.refresh(messageId);
     },
 
     /** The send failed before the network accepted it (refused, timed out, unreachable). */
     markFailed(messageId: number, errorJson: string, at: number): void {
       fail.run(errorJson, at, messageId);
+      listed.refresh(messageId);
     },
 
     /** A callback status routed to `userId`: applied to that user's outbound message, or kept until its send stores the wamid. */
@@ -114,6 +122,9 @@ export function createMessagesRepo(db: DB) {
       return 'applied';
     },
 
+    /** Renders the messages stored without their listed JSON (start-up: older databases, raw inserts). */
+    fillListedJson: listed.fillMissing,
+
     /** Forgets statuses whose send never stored their wamid (e.g. it timed out); returns how many. */
     pruneOrphans: (receivedBefore: number): number =>
       db.delete(orphanStatuses).where(lt(orphanStatuses.receivedAt, receivedBefore)).run().changes,
@@ -121,11 +132,13 @@ export function createMessagesRepo(db: DB) {
     /** Stores an inbound message once per user and wamid; false for a redelivery. */
     insertInbound(m: NewInbound): boolean {
       const conversation = conversationId(m.userId, m.contactWaId, m.contactName, m.createdAt, m.createdAt);
-      return insertInboundRow.run({
+      const inserted = insertInboundRow.run({
         userId: m.userId, conversationId: conversation, type: m.type, text: m.text, wamid: m.wamid, payloadJson: m.payloadJson,
         mediaJson: m.mediaJson ?? null, locationJson: m.locationJson ?? null, replyTo: m.replyTo ?? null,
         errorJson: m.errorJson ?? null, createdAt: m.createdAt,
-      }).changes > 0;
+      });
+      if (inserted.changes > 0) listed.refresh(Number(inserted.lastInsertRowid));
+      return inserted.changes > 0;
     },
 
     findById: (id: number): MessageRow | undefined => db.select().from(messages).where(eq(messages.id, id)).get(),

@@ -62,6 +62,9 @@ export const messages = sqliteTable('messages', {
   replyTo: text('reply_to'),
   createdAt: integer('created_at').notNull(),
   statusUpdatedAt: integer('status_updated_at'),
+  // The message as the conversations answer lists it (JSON object text), rendered by every write that changes
+  // the message: a listing concatenates these instead of rendering thousands of messages per request. Null = not yet.
+  listedJson: text('listed_json'),
 }, (t) => [
   // Also the index behind ON DELETE CASCADE from users (user_id leads).
   uniqueIndex('messages_user_wamid').on(t.userId, t.wamid),

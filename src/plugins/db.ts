@@ -11,6 +11,7 @@ import { createUsersRepo, type UsersRepo } from '../db/users-repo';
 import { createWebhookEventsRepo, type WebhookEventsRepo } from '../db/webhook-events-repo';
 import { createWriter, type Writer } from '../db/writer';
 import { createTokenCipher, resolveTokenKey, type TokenCipher } from '../token-cipher';
+import { listedMessageJson } from '../services/message-json';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -59,9 +60,11 @@ export default fp(async function database(app: FastifyInstance, options: { path:
   app.decorate('writer', createWriter(db.$client));
   app.decorate('usersRepo', usersRepo);
   app.decorate('creditsRepo', createCreditsRepo(db));
-  app.decorate('messagesRepo', createMessagesRepo(db));
+  app.decorate('messagesRepo', createMessagesRepo(db, listedMessageJson));
+  // Messages stored without their listed JSON (an older database, a raw import) are rendered once, here.
+  app.messagesRepo.fillListedJson();
   app.decorate('idempotencyRepo', createIdempotencyRepo(db));
-  app.decorate('conversationsRepo', createConversationsRepo(db));
+  app.decorate('conversationsRepo', createConversationsRepo(db, listedMessageJson));
   app.decorate('webhookEventsRepo', createWebhookEventsRepo(db));
   app.decorate('sessionsRepo', createSessionsRepo(db));
   app.addHook('onClose', async () => {

@@ -3,7 +3,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { errors, IdParams } from '../../schemas/common';
 import { ConversationList, ConversationsQuery } from '../../schemas/conversations';
 import { forbidden, userNotFound } from '../errors';
-import { listConversations } from '../services/conversations';
+import { listConversationsJson } from '../services/conversations';
 
 const conversations: FastifyPluginAsyncTypebox = async (app) => {
   app.get('/api/user/:id/conversations', {
@@ -16,16 +16,18 @@ const conversations: FastifyPluginAsyncTypebox = async (app) => {
       querystring: ConversationsQuery,
       response: { 200: ConversationList, ...errors(400, 401, 403, 404) },
     },
-    // Up to 200 × 200 messages: the schema documents the answer (and the tests check it), but its compiled
-    // serializer takes twice as long as JSON.stringify on it. Every object in the answer is built field by field.
+    // The answer leaves the service as JSON text joined from each message's stored JSON: the schema documents it
+    // (and the tests validate answers against it), no serializer is compiled from it.
     serializerCompiler: () => (data) => JSON.stringify(data),
-  }, async (request) => {
+  }, async (request, reply) => {
     const caller = request.currentUser!;
     const { id } = request.params;
     // Another CLIENT learns nothing, not even whether the id exists.
     if (caller.id !== id && caller.role !== 'ADMIN') throw forbidden('You may only read your own conversations');
     if (!app.usersRepo.findById(id)) throw userNotFound();
-    return listConversations(app.conversationsRepo, id, request.query, app.now(), app.config.timezone);
+    // Bytes are sent as they are.
+    const body = listConversationsJson(app.conversationsRepo, id, request.query, app.now(), app.config.timezone);
+    return reply.type('application/json; charset=utf-8').send(body as never);
   });
 };
 export default conversations;

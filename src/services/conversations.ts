@@ -1,10 +1,10 @@
-// A user's conversations as SPEC §7 answers them: query values -> time range -> indexed reads -> JSON.
+// A user's conversations as SPEC §7 answers them: query values -> time range -> indexed reads -> UTF-8 JSON
+// joined from each message's stored JSON (rendered when it was written), never parsed or serialised here.
 import type { Conversation, ConversationsQuery, Filter } from '../../schemas/conversations';
 import { AppError } from '../errors';
 import { MESSAGES_PER_CONVERSATION, type ConversationsRepo, type ConversationSummary, type MessageQuery } from '../db/conversations-repo';
 import { periodRange } from '../periods';
 import { isoUtc } from './iso-utc';
-import { messageJson } from './message-json';
 
 /** Free-form messages are deliverable for this long after the contact's last message. */
 export const SERVICE_WINDOW_MS = 24 * 60 * 60 * 1000;
@@ -21,20 +21,6 @@ export function messageQuery(userId: number, filters: Filters, now: Date, timeZo
 
 export const serviceWindowExpiresAt = (lastInboundAt: number | null): number | null =>
   lastInboundAt === null ? null : lastInboundAt + SERVICE_WINDOW_MS;
-
-/** Each summary with its latest matching messages and their status histories. */
-export function withMessages(repo: ConversationsRepo, q: MessageQuery, summaries: ConversationSummary[]): Conversation[] {
-  return summaries.map((s) => {
-    const expires = serviceWindowExpiresAt(s.lastInboundAt);
-    return {
-      contact: { wa_id: s.contactWaId, name: s.contactName },
-      last_message_at: isoUtc(s.lastAt),
-      message_count: s.count,
-      service_window_expires_at: expires === null ? null : isoUtc(expires),
-      messages: repo.latestMessages(q, s.id).map(messageJson),
-    };
-  });
-}
 
 /**
  * The leading conversations whose shown messages fit in MESSAGES_PER_ANSWER (at least one: it shows at most 200).
@@ -53,11 +39,35 @@ export function withinMessageCap(summaries: ConversationSummary[]): Conversation
   return summaries.slice(0, Math.max(1, fit));
 }
 
-/** GET /api/user/{id}/conversations: the page of conversations, newest first. */
-export function listConversations(repo: ConversationsRepo, userId: number, query: ConversationsQuery, now: Date, timeZone: string): Conversation[] {
+/** One conversation of the answer as UTF-8 JSON pieces: its fields, then its messages' stored JSON as they are. */
+function conversationJson(repo: ConversationsRepo, q: MessageQuery, s: ConversationSummary): Buffer[] {
+  const expires = serviceWindowExpiresAt(s.lastInboundAt);
+  const head: Omit<Conversation, 'messages'> = {
+    contact: { wa_id: s.contactWaId, name: s.contactName },
+    last_message_at: isoUtc(s.lastAt),
+    message_count: s.count,
+    service_window_expires_at: expires === null ? null : isoUtc(expires),
+  };
+  return [Buffer.from(`${JSON.stringify(head).slice(0, -1)},"messages":[`), repo.latestMessagesJson(q, s.id), CLOSE];
+}
+const [OPEN, COMMA, CLOSE, END] = ['[', ',', ']}', ']'].map((text) => Buffer.from(text)) as [Buffer, Buffer, Buffer, Buffer];
+
+/** A conversation with its latest matching messages as objects (the admin thread page). */
+export function withMessages(repo: ConversationsRepo, q: MessageQuery, summary: ConversationSummary): Conversation {
+  return JSON.parse(Buffer.concat(conversationJson(repo, q, summary)).toString()) as Conversation;
+}
+
+/** GET /api/user/{id}/conversations: the page of conversations, newest first, as the UTF-8 JSON of the answer. */
+export function listConversationsJson(repo: ConversationsRepo, userId: number, query: ConversationsQuery, now: Date, timeZone: string): Buffer {
   const q = messageQuery(userId, query, now, timeZone);
   const before = query.before === undefined ? undefined : Date.parse(query.before);
   // The format check lets through what Date cannot hold, such as a leap second.
   if (Number.isNaN(before)) throw new AppError(400, 'VALIDATION_ERROR', 'querystring/before must be a representable date-time');
-  return withMessages(repo, q, withinMessageCap(repo.page({ ...q, before, limit: query.limit })));
+  const pieces = [OPEN];
+  withinMessageCap(repo.page({ ...q, before, limit: query.limit })).forEach((s, i) => {
+    if (i > 0) pieces.push(COMMA);
+    pieces.push(...conversationJson(repo, q, s));
+  });
+  pieces.push(END);
+  return Buffer.concat(pieces);
 }

@@ -1,7 +1,8 @@
-// Stored message rows -> the SPEC §7 message objects. Stored JSON is read defensively: a shape we
+// Stored message rows -> the SPEC §7 message objects: the one renderer, run when a write changes a message
+// (messages.listed_json), so that listings only concatenate. Stored JSON is read defensively: a shape we
 // do not know becomes null fields, never an error.
 import type { Message } from '../../schemas/conversations';
-import type { StoredMessage } from '../db/conversations-repo';
+import type { StoredMessage } from '../db/listed-messages';
 import { errorInfo, fields, num, str } from '../loose-json';
 import { isoUtc } from './iso-utc';
 
@@ -60,3 +61,6 @@ export function messageJson(row: StoredMessage): Message {
   if (replyTo !== null) message.reply_to = replyTo;
   return message;
 }
+
+/** One message object as JSON text: what messages.listed_json holds. */
+export const listedMessageJson = (row: StoredMessage): string => JSON.stringify(messageJson(row));

@@ -66,7 +66,7 @@ export function threadPage(repo: ConversationsRepo, user: UserRow, filters: Filt
   if (selected !== undefined) {
     const query = { ...listQuery, contact: selected };
     const [summary] = repo.page({ ...query, limit: 1 });
-    const [conversation] = summary ? withMessages(repo, query, [summary]) : [];
+    const conversation = summary ? withMessages(repo, query, summary) : undefined;
     if (summary && conversation) {
       const texts = new Map(conversation.messages.map((m) => [m.wamid, m.text ?? m.type]));
       const days = new Map<string, { heading: string; bubbles: Bubble[] }>();

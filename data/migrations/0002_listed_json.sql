@@ -1,0 +1,1 @@
+ALTER TABLE `messages` ADD `listed_json` text;

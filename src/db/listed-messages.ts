@@ -1,0 +1,65 @@
+// Each message's listed JSON (messages.listed_json): read a message as the renderer needs it, render and store it
+// after every write that changes it, and fill rows stored without it (older databases, raw inserts).
+import type Database from 'better-sqlite3';
+
+export type StoredStatus = [status: string, at: number, errorJson: string | null];
+/** A message as read for display: a tuple, because rows leave SQLite as JSON arrays (see below). */
+export type StoredMessage = [
+  id: number, wamid: string | null, direction: 'inbound' | 'outbound', type: string, text: string | null, toNumber: string | null,
+  status: string, errorJson: string | null, templateJson: string | null, mediaJson: string | null, locationJson: string | null,
+  replyTo: string | null, createdAt: number, statusUpdatedAt: number | null,
+  /** Outbound: the status history, oldest first; null for inbound messages. */
+  statuses: StoredStatus[] | null,
+];
+/** One message as the conversations answer lists it: JSON object text. The only renderer (views decide the shape). */
+export type RenderMessage = (row: StoredMessage) => string;
+
+// Messages leave SQLite as JSON arrays with their status histories: JSON.parse builds them faster than
+// reading the columns one by one. Same order as StoredMessage.
+const COLUMNS = `m.id, m.wamid, m.direction, m.type, m.text, m.to_number, m.status, m.error_json, m.template_json, m.media_json,
+  m.location_json, m.reply_to, m.created_at, m.status_updated_at`;
+/** SQL of one message `m` as a StoredMessage JSON array. */
+export const STORED_MESSAGE = `json_array(${COLUMNS}, CASE WHEN m.direction = 'outbound' THEN json((
+    SELECT json_group_array(json_array(s.status, s.at, s.error_json) ORDER BY s.at, s.id)
+    FROM message_statuses s WHERE s.message_id = m.id)) END)`;
+
+const BACKFILL_BATCH = 500;
+
+export function createListedMessages(client: Database.Database, render: RenderMessage) {
+  const stored = client.prepare<[number], string>(`SELECT ${STORED_MESSAGE} FROM messages m WHERE m.id = ?`).pluck();
+  const store = client.prepare<[string | null, number]>('UPDATE messages SET listed_json = ? WHERE id = ?');
+  const missing = client.prepare<[number], number>(
+    'SELECT id FROM messages WHERE listed_json IS NULL AND id > ? ORDER BY id LIMIT ' + BACKFILL_BATCH).pluck();
+
+  /** The listed JSON of one stored message; throws what the renderer throws. */
+  const renderStored = (text: string): string => render(JSON.parse(text) as StoredMessage);
+
+  /** Renders message `id` again from its row and history (call after, and in the transaction of, every change to it). */
+  function refresh(id: number): void {
+    const text = stored.get(id);
+    if (text === undefined) return;
+    let listed: string | null;
+    try {
+      listed = renderStored(text);
+    } catch {
+      // A row the renderer cannot show (e.g. a date beyond what Date holds) must not fail the write: listings render it then.
+      listed = null;
+    }
+    store.run(listed, id);
+  }
+
+  return {
+    refresh,
+    renderStored,
+    /** Renders every message stored without its listed JSON, in batches (start-up); returns how many were seen. */
+    fillMissing(): number {
+      let seen = 0;
+      for (let ids = missing.all(0); ids.length > 0; ids = missing.all(ids.at(-1)!)) {
+        client.transaction(() => ids.forEach(refresh)).immediate();
+        seen += ids.length;
+      }
+      return seen;
+    },
+  };
+}
+export type ListedMessages = ReturnType<typeof createListedMessages>;

@@ -1,0 +1,88 @@
+// messages.listed_json: every write that changes a message renders it again, rows stored without it are listed
+// the same and filled at the next start, and listings are exactly the stored JSON joined.
+import t from 'tap';
+import type { App } from '../src/app';
+import { buildApp } from '../src/app';
+import { STORED_MESSAGE, type StoredMessage } from '../src/db/listed-messages';
+import { listedMessageJson } from '../src/services/message-json';
+import { bearer, buildTestApp, createUser } from './helper';
+import { inbound, outbound, seedDemoInbox } from './fixtures/conversations';
+
+const NOW = Date.parse('2026-11-21T12:00:00.000Z');
+const MIN = 60_000;
+
+/** Messages whose stored JSON differs from rendering their row and history now (ids), and how many are stored. */
+function stale(app: App): { stale: number[]; stored: number } {
+  const rows = app.db.$client.prepare(`SELECT m.id, m.listed_json AS listed, ${STORED_MESSAGE} AS stored FROM messages m ORDER BY m.id`)
+    .all() as { id: number; listed: string | null; stored: string }[];
+  return {
+    stale: rows.filter((r) => r.listed !== listedMessageJson(JSON.parse(r.stored) as StoredMessage)).map((r) => r.id),
+    stored: rows.length,
+  };
+}
+
+t.test('every write that changes a message leaves its stored JSON equal to rendering it afresh', async (t) => {
+  const { app } = await buildTestApp(t, {}, { now: () => new Date(NOW) });
+  const ana = await createUser(app, { email: 'ana@example.com', messagingPhoneNumberId: '1001', messagingToken: 'tok' });
+  const repo = app.messagesRepo;
+  const check = (step: string, count: number) => t.same(stale(app), { stale: [], stored: count }, step);
+
+  const hello = inbound(app, ana.id, { from: '111', name: 'Ana', at: NOW - 60 * MIN, text: 'hello "quoted" </script> 😀' });
+  check('inbound', 1);
+  t.equal(repo.insertInbound({ userId: ana.id, contactWaId: '111', contactName: null, wamid: hello, type: 'text', text: 'changed',
+    payloadJson: '{}', createdAt: NOW }), false);
+  check('redelivered inbound changes nothing', 1);
+
+  const pending = repo.insertOutbound({ userId: ana.id, to: '111', type: 'text', text: 'hi', payloadJson: '{}', createdAt: NOW - 50 * MIN });
+  check('outbound pending', 2);
+  repo.markFailed(pending, JSON.stringify({ code: 'MESSAGING_UNAVAILABLE', title: 'No answer', details: null }), NOW - 49 * MIN);
+  check('failed before the network', 2);
+
+  // Statuses that raced ahead of the send answer are kept, then applied when the wamid is stored.
+  const raced = repo.insertOutbound({ userId: ana.id, to: '111', type: 'template', text: null, payloadJson: '{}', createdAt: NOW - 40 * MIN,
+    templateJson: JSON.stringify({ name: 'welcome', language: 'en', params: ['A'] }) });
+  t.equal(repo.applyStatus(ana.id, 'wamid.raced', { status: 'delivered', at: NOW - 38 * MIN, errorJson: null }, NOW), 'orphaned');
+  repo.markAccepted(raced, 'wamid.raced', '111', NOW - 39 * MIN);
+  check('accepted with a raced status', 3);
+  repo.applyStatus(ana.id, 'wamid.raced', { status: 'sent', at: NOW - 39 * MIN, errorJson: null }, NOW);
+  check('a lower status only joins the history', 3);
+  repo.applyStatus(ana.id, 'wamid.raced', { status: 'read', at: NOW - 30 * MIN, errorJson: null }, NOW);
+  check('a higher status moves it', 3);
+
+  const { wamid } = outbound(app, ana.id, { to: '111', at: NOW - 20 * MIN });
+  repo.applyStatus(ana.id, wamid!, { status: 'failed', at: NOW - 19 * MIN, errorJson: JSON.stringify([{ code: 131049, title: 'Not delivered' }]) }, NOW);
+  check('failed with the network error', 4);
+  repo.applyStatus(ana.id, wamid!, { status: 'delivered', at: NOW - 18 * MIN, errorJson: null }, NOW);
+  check('delivered after failed clears the error', 4);
+
+  // Sanity: the check itself sees a stale row.
+  app.db.$client.prepare("UPDATE messages SET status = 'sent' WHERE id = ?").run(pending);
+  t.same(stale(app).stale, [pending]);
+});
+
+t.test('messages stored without their listed JSON are listed the same, and rendered at the next start', async (t) => {
+  const { app, config } = await buildTestApp(t, {}, { now: () => new Date(NOW) });
+  const ana = await createUser(app, { email: 'ana@example.com', messagingPhoneNumberId: '1001', messagingToken: 'tok' });
+  seedDemoInbox(app, ana.id, NOW);
+  for (let i = 0; i < 210; i++) inbound(app, ana.id, { from: '222', at: NOW - 1000 * MIN + i * MIN, text: `m${i}`, type: i % 2 ? 'text' : 'image' });
+  const queries = ['', '?limit=2', '?type=text', '?type=image&contact=222', '?contact=351912345678', '?filter=today'];
+  const bodies = async (a: App) => Promise.all(queries.map(async (q) => {
+    const res = await a.inject({ method: 'GET', url: `/api/user/${ana.id}/conversations${q}`, headers: bearer(a, ana) });
+    t.equal(res.statusCode, 200, q);
+    return res.body;
+  }));
+  const before = await bodies(app);
+
+  // An older database, or rows imported with plain SQL: no listed JSON on every other message.
+  const cleared = app.db.$client.prepare('UPDATE messages SET listed_json = NULL WHERE id % 2 = 0').run().changes;
+  t.ok(cleared > 100);
+  t.same(await bodies(app), before, 'rendered while listing, byte for byte');
+  t.equal(app.db.$client.prepare('SELECT count(*) FROM messages WHERE listed_json IS NULL').pluck().get(), cleared, 'a listing stores nothing');
+  await app.close();
+
+  const again = await buildApp(config, { now: () => new Date(NOW) });
+  t.teardown(() => again.close());
+  t.equal(again.db.$client.prepare('SELECT count(*) FROM messages WHERE listed_json IS NULL').pluck().get(), 0, 'filled at start-up');
+  t.same(stale(again).stale, []);
+  t.same(await bodies(again), before);
+});
