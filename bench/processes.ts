@@ -16,9 +16,9 @@ export function freePort(): Promise<number> {
 export interface Running { url: string; pid: number; stop: () => Promise<void> }
 
 /** Runs `node script` with `env` and waits until GET `readyPath` answers. */
-export async function startServer(script: string, env: Record<string, string>, readyPath = '/healthz'): Promise<Running> {
+export async function startServer(script: string, env: Record<string, string>, readyPath = '/healthz', nodeFlags: string[] = []): Promise<Running> {
   const port = await freePort();
-  const child: ChildProcess = spawn(process.execPath, [script], {
+  const child: ChildProcess = spawn(process.execPath, [...nodeFlags, script], {
     env: { ...process.env, ...env, PORT: String(port), HOST: '127.0.0.1' },
     stdio: ['ignore', 'ignore', 'inherit'],
   });

@@ -29,8 +29,17 @@ export function wallClock(instant: number, timeZone: string): number {
 /** `YYYY-MM-DD` of `ms` in `timeZone`: groups messages by calendar day. */
 export const dayKey = (ms: number, timeZone: string) => new Date(wallClock(ms, timeZone)).toISOString().slice(0, 10);
 
+// Every send asks for the month of "now": the answer only changes at a minute boundary (zone offsets are whole minutes).
+let lastMonth = { minute: Number.NaN, timeZone: '', key: '' };
+
 /** `YYYY-MM` of `date` in `timeZone`: the key credits are counted under. */
-export const monthKey = (date: Date, timeZone: string) => dayKey(date.getTime(), timeZone).slice(0, 7);
+export function monthKey(date: Date, timeZone: string): string {
+  const minute = Math.floor(date.getTime() / 60_000);
+  if (minute !== lastMonth.minute || timeZone !== lastMonth.timeZone) {
+    lastMonth = { minute, timeZone, key: dayKey(date.getTime(), timeZone).slice(0, 7) };
+  }
+  return lastMonth.key;
+}
 
 const offsetAt = (instant: number, timeZone: string) => wallClock(instant, timeZone) - Math.floor(instant / 1000) * 1000;
 const dayOf = (instant: number, timeZone: string) => Math.floor(wallClock(instant, timeZone) / DAY);
