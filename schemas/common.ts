@@ -25,7 +25,7 @@ export const ErrorResponse = Type.Object({
   code: Type.String(),
   error: Type.String(),
   message: Type.String(),
-}, { additionalProperties: true, description: 'SPEC §2 error shape' });
+}, { additionalProperties: true, description: 'The one error shape of every error answer: HTTP status, a machine code, the reason phrase and a human message' });
 
 /** A JWT may ride in the `token` field of every POST body. */
 const BodyToken = { token: Type.Optional(Type.String({ maxLength: 4096, description: 'JWT, when not sent as a header or cookie' })) };
