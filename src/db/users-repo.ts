@@ -24,6 +24,8 @@ export function createUsersRepo(db: DB, tokens: TokenCipher) {
 
   const byId = db.select().from(users).where(eq(users.id, sql.placeholder('id'))).prepare();
   const byEmail = db.select().from(users).where(eq(users.email, sql.placeholder('email'))).prepare();
+  // Every webhook callback routes by it.
+  const byPhoneNumberId = db.select().from(users).where(eq(users.messagingPhoneNumberId, sql.placeholder('phoneNumberId'))).prepare();
   const otherActiveAdmins = db.select({ n: count() }).from(users)
     .where(and(eq(users.role, 'ADMIN'), eq(users.isActive, true), ne(users.id, sql.placeholder('id')))).prepare();
 
@@ -48,8 +50,7 @@ export function createUsersRepo(db: DB, tokens: TokenCipher) {
   return {
     findById: (id: number): UserRow | undefined => byId.get({ id }),
     findByEmail: (email: string): UserRow | undefined => byEmail.get({ email: email.toLowerCase() }),
-    findByPhoneNumberId: (phoneNumberId: string): UserRow | undefined =>
-      db.select().from(users).where(eq(users.messagingPhoneNumberId, phoneNumberId)).get(),
+    findByPhoneNumberId: (phoneNumberId: string): UserRow | undefined => byPhoneNumberId.get({ phoneNumberId }),
     countAdmins: (): number => db.select({ n: count() }).from(users).where(eq(users.role, 'ADMIN')).get()?.n ?? 0,
 
     create(fields: NewUser, now: Date): WriteResult {
