@@ -151,6 +151,11 @@ export function loadConfig(): Config {
   return parseConfig({ ...fromFile, ...process.env });
 }
 
+/** Where the operator typed a shell command: `npm run` moves to the project folder but keeps it in INIT_CWD. */
+export function invocationDir(): string {
+  return process.env.INIT_CWD ?? process.cwd();
+}
+
 /** `12h`, `30m`, `7d`, `45s` or plain seconds -> seconds. */
 export function durationSeconds(value: string): number {
   const unit = value.at(-1) ?? 's';
