@@ -42,6 +42,9 @@ export const ConfigSchema = Type.Object({
   trustProxy: Type.Union([Type.Literal(false), Type.Integer({ minimum: 1, maximum: 100 }), Type.Array(Type.String(), { minItems: 1 })]),
   logLevel: Type.Union(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((l) => Type.Literal(l))),
   requestTimeoutMs: Type.Integer({ minimum: 1000, maximum: 3_600_000 }),
+  // Days kept; 0 keeps forever (at most a century: a cut-off before the epoch would be meaningless).
+  retentionWebhookEventsDays: Type.Integer({ minimum: 0, maximum: 36500 }),
+  retentionMessagesDays: Type.Integer({ minimum: 0, maximum: 36500 }),
 });
 export type Config = Static<typeof ConfigSchema>;
 
@@ -65,6 +68,8 @@ const VARIABLES: Record<keyof Config, [string, string | undefined]> = {
   trustProxy: ['TRUST_PROXY', 'false'],
   logLevel: ['LOG_LEVEL', 'info'],
   requestTimeoutMs: ['REQUEST_TIMEOUT_MS', '30000'],
+  retentionWebhookEventsDays: ['RETENTION_WEBHOOK_EVENTS_DAYS', '30'],
+  retentionMessagesDays: ['RETENTION_MESSAGES_DAYS', '0'],
 };
 
 /** Variables whose values never appear in an error message. */
@@ -144,6 +149,11 @@ export function loadConfig(): Config {
   const dotenvPath = resolve(process.cwd(), '.env');
   const fromFile = existsSync(dotenvPath) ? parseDotenv(readFileSync(dotenvPath, 'utf8')) : {};
   return parseConfig({ ...fromFile, ...process.env });
+}
+
+/** Where the operator typed a shell command: `npm run` moves to the project folder but keeps it in INIT_CWD. */
+export function invocationDir(): string {
+  return process.env.INIT_CWD ?? process.cwd();
 }
 
 /** `12h`, `30m`, `7d`, `45s` or plain seconds -> seconds. */

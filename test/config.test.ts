@@ -22,14 +22,17 @@ t.test('defaults with an empty environment', async (t) => {
     trustProxy: false,
     logLevel: 'info',
     requestTimeoutMs: 30000,
+    retentionWebhookEventsDays: 30,
+    retentionMessagesDays: 0,
   });
   t.equal(durationSeconds('12h'), 43200);
   t.equal(durationSeconds('90'), 90);
 });
 
 t.test('values are converted; empty means default', async (t) => {
-  const config = parseConfig({ PORT: '8080', COOKIE_SECURE: 'true', TRUST_PROXY: '1', DATABASE_PATH: ':memory:', TIMEZONE: 'Europe/Berlin', HOST: '' });
-  t.match(config, { port: 8080, cookieSecure: true, trustProxy: 1, databasePath: ':memory:', timezone: 'Europe/Berlin', host: '127.0.0.1' });
+  const config = parseConfig({ PORT: '8080', COOKIE_SECURE: 'true', TRUST_PROXY: '1', DATABASE_PATH: ':memory:', TIMEZONE: 'Europe/Berlin', HOST: '',
+    RETENTION_MESSAGES_DAYS: '90', RETENTION_WEBHOOK_EVENTS_DAYS: '0' });
+  t.match(config, { retentionMessagesDays: 90, retentionWebhookEventsDays: 0, port: 8080, cookieSecure: true, trustProxy: 1, databasePath: ':memory:', timezone: 'Europe/Berlin', host: '127.0.0.1' });
 });
 
 t.test('an invalid value stops with a message naming the variable', async (t) => {
@@ -46,6 +49,9 @@ t.test('an invalid value stops with a message naming the variable', async (t) =>
     [{ ADMIN_EMAIL: 'root' }, /^Invalid ADMIN_EMAIL: /],
     [{ ADMIN_EMAIL: 'root @example.com' }, /^Invalid ADMIN_EMAIL: /],
     [{ ADMIN_EMAIL: `${'r'.repeat(250)}@x.io` }, /^Invalid ADMIN_EMAIL: /],
+    [{ RETENTION_WEBHOOK_EVENTS_DAYS: '-1' }, /^Invalid RETENTION_WEBHOOK_EVENTS_DAYS: .*"-1"/],
+    [{ RETENTION_WEBHOOK_EVENTS_DAYS: '100000' }, /^Invalid RETENTION_WEBHOOK_EVENTS_DAYS: /],
+    [{ RETENTION_MESSAGES_DAYS: 'forever' }, /^Invalid RETENTION_MESSAGES_DAYS: /],
   ];
   for (const [env, message] of cases) {
     t.throws(() => parseConfig(env), { constructor: ConfigError, message }, JSON.stringify(env));

@@ -96,22 +96,6 @@ t.test('a start-up with nothing to replay logs nothing about it', async (t) => {
   t.same(logged('webhook events processed again'), []);
 });
 
-t.test('statuses still unmatched after a week are forgotten at start-up; recent ones are kept', async (t) => {
-  const dir = tempDir(t);
-  const first = await start(t, dir);
-  const user = await createUser(first.app, { email: 'owner@example.com', messagingPhoneNumberId: PHONE });
-  const weekMs = 7 * 86_400_000;
-  const now = Date.now();
-  first.app.messagesRepo.applyStatus(user.id, 'wamid.old', { status: 'sent', at: 1, errorJson: null }, now - weekMs - 60_000);
-  first.app.messagesRepo.applyStatus(user.id, 'wamid.recent', { status: 'sent', at: 2, errorJson: null }, now - weekMs + 60_000);
-  t.equal(first.app.messagesRepo.orphanCount(), 2);
-  await first.app.close();
-
-  const second = await start(t, dir);
-  t.same(second.app.db.$client.prepare('SELECT wamid FROM orphan_statuses').all(), [{ wamid: 'wamid.recent' }]);
-  t.match(second.logged('unmatched statuses older than a week forgotten'), [{ pruned: 1 }]);
-});
-
 const boom = (app: App) => app.db.$client.exec(`CREATE TEMP TRIGGER boom BEFORE INSERT ON main.messages WHEN NEW.wamid = 'wamid.boom'
   BEGIN SELECT RAISE(ABORT, 'injected failure'); END`);
 const poison = envelope(PHONE, { messages: [textItem('wamid.boom', '15551234567', 1767225601, 'boom')] });

@@ -10,6 +10,8 @@ export function createSessionsRepo(db: DB) {
     .values({ jti: sql.placeholder('jti'), expiresAt: sql.placeholder('expiresAt') })
     .onConflictDoNothing().prepare();
   const prune = db.delete(revokedSessions).where(lte(revokedSessions.expiresAt, sql.placeholder('now'))).prepare();
+  const pruneBatch = db.$client.prepare<[number, number]>(`DELETE FROM revoked_sessions WHERE jti IN
+    (SELECT jti FROM revoked_sessions WHERE expires_at <= ? ORDER BY expires_at LIMIT ?)`);
 
   return {
     /** One primary-key lookup: runs on every authenticated request. */
@@ -22,8 +24,8 @@ export function createSessionsRepo(db: DB) {
       prune.run({ now });
       insert.run({ jti, expiresAt });
     }),
-    /** Deletes the rows of JWTs expired at `now` (ms); answers how many went. */
-    prune: (now: number): number => prune.run({ now }).changes,
+    /** Deletes the rows of JWTs expired at `now` (ms), at most `limit` (a retention batch; -1: all); answers how many went. */
+    prune: (now: number, limit = -1): number => pruneBatch.run(now, limit).changes,
   };
 }
 export type SessionsRepo = ReturnType<typeof createSessionsRepo>;

@@ -104,7 +104,14 @@ export const webhookEvents = sqliteTable('webhook_events', {
   // Processing runs so far (the first one included); replays stop at the limit.
   attempts: integer('attempts').notNull().default(0),
   processedAt: integer('processed_at'),
-}, (t) => [index('webhook_events_state').on(t.state).where(sql`state <> 'processed'`)]);
+  // The (first) user the callback was routed to: its raw callbacks go with it.
+  userId: integer('user_id').references(() => users.id, { onDelete: 'cascade' }),
+}, (t) => [
+  index('webhook_events_state').on(t.state).where(sql`state <> 'processed'`),
+  index('webhook_events_user').on(t.userId),
+  // The retention sweep's range: processed callbacks by age.
+  index('webhook_events_processed_received').on(t.receivedAt).where(sql`state = 'processed'`),
+]);
 
 export const idempotencyKeys = sqliteTable('idempotency_keys', {
   userId: integer('user_id').notNull().references(() => users.id, { onDelete: 'cascade' }),

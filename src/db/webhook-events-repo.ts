@@ -20,7 +20,7 @@ export function createWebhookEventsRepo(db: DB) {
   const insert = client.prepare<[number, string]>("INSERT INTO webhook_events (received_at, raw_body, state) VALUES (?, ?, 'pending')");
   // One conditional UPDATE counts the attempt and decides the state: a failure at the last allowed attempt is dead.
   const settle = client.prepare<Record<string, unknown>, { state: EventState; attempts: number }>(`UPDATE webhook_events
-    SET attempts = attempts + 1, error = @error, processed_at = @at,
+    SET attempts = attempts + 1, error = @error, processed_at = @at, user_id = coalesce(@userId, user_id),
       state = CASE WHEN NOT @failed THEN 'processed' WHEN attempts + 1 >= @maxAttempts THEN 'dead' ELSE 'failed' END
     WHERE id = @id RETURNING state, attempts`);
   const replayIds = client.prepare<[number, number], number>(`SELECT id FROM webhook_events
@@ -29,6 +29,9 @@ export function createWebhookEventsRepo(db: DB) {
   const summary = client.prepare<[number], EventSummary>(`${SUMMARY} WHERE id = ?`);
   const page = client.prepare<[string, string, number, number], EventSummary>(`${SUMMARY}
     WHERE state <> 'processed' AND state IN (?, ?) AND id < ? ORDER BY id DESC LIMIT ?`);
+  // Oldest first along the partial index of processed events; one batch per write (no long write lock).
+  const deleteProcessed = client.prepare<[number, number]>(`DELETE FROM webhook_events WHERE id IN (SELECT id FROM webhook_events
+    WHERE state = 'processed' AND received_at < ? ORDER BY received_at LIMIT ?)`);
   // Called inside itself it is a savepoint; at the top a transaction: one fsync (synchronous=FULL) for a whole batch.
   const runAtomic = client.transaction((body: () => unknown) => body());
 
@@ -36,9 +39,14 @@ export function createWebhookEventsRepo(db: DB) {
     /** Inserts the events as pending (call inside `atomic`); their ids in the same order. */
     append: (events: readonly ReceivedEvent[]): number[] =>
       events.map((event) => Number(insert.run(event.receivedAt, event.rawBody).lastInsertRowid)),
-    /** Records one processing attempt; a failure at attempt `maxAttempts` or later makes the event dead. */
-    settle: (id: number, failed: boolean, error: string | null, at: number, maxAttempts: number) =>
-      settle.get({ id, failed: failed ? 1 : 0, error, at, maxAttempts }),
+    /**
+     * Records one processing attempt; a failure at attempt `maxAttempts` or later makes the event dead.
+     * `userId` links the event to the user it was routed to (a link once made stays).
+     */
+    settle: (id: number, failed: boolean, error: string | null, at: number, maxAttempts: number, userId?: number) =>
+      settle.get({ id, failed: failed ? 1 : 0, error, at, maxAttempts, userId: userId ?? null }),
+    /** Deletes up to `limit` processed events received before `before` (ms); how many went. */
+    deleteProcessedBefore: (before: number, limit: number): number => deleteProcessed.run(before, limit).changes,
     /** Ids of pending or failed events after `afterId`, oldest first (dead ones wait for an administrator). */
     replayIds: (afterId: number, limit: number): number[] => replayIds.all(afterId, limit),
     byId: (id: number): StoredEvent | undefined => byId.get(id),

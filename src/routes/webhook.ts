@@ -9,8 +9,6 @@ import { isValidSignature, sameSecret } from '../webhooks/signature';
 
 const WEBHOOK_PATH = '/api/messaging/webhook';
 const BODY_LIMIT = 3 * 1024 * 1024;
-/** A send answers within 2 × the timeout: a status still unmatched after a week never will be. */
-const ORPHAN_TTL_MS = 7 * 86_400_000;
 /** Accepted unsigned callbacks (MESSAGING_ALLOW_UNSIGNED) are logged at most this often. */
 const UNSIGNED_WARNING_MS = 60_000;
 
@@ -26,11 +24,8 @@ function parseObject(text: string): object {
 const webhook: FastifyPluginAsyncTypebox = async (app) => {
   const { messagingVerifyToken: verifyToken, messagingAppSecret: appSecret, messagingAllowUnsigned: allowUnsigned } = app.config;
   let unsignedWarnedAt = -Infinity;
-  // Failed events are processed again by the webhook-inbox plugin, after start-up and in the background.
-  app.addHook('onReady', async () => {
-    const pruned = app.messagesRepo.pruneOrphans(app.now().getTime() - ORPHAN_TTL_MS);
-    if (pruned > 0) app.log.info({ pruned }, 'unmatched statuses older than a week forgotten');
-  });
+  // Failed events are processed again by the webhook-inbox plugin, and unmatched statuses forgotten after a week by
+  // the retention sweep, both in the background.
 
   // The signature is over the raw bytes: keep them (this plugin's scope only), parse after checking.
   app.removeAllContentTypeParsers();

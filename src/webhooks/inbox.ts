@@ -56,8 +56,8 @@ export function createInbox(deps: InboxDeps) {
   }
 
   /** Records one attempt; logs the event's death. */
-  function settle(id: number, failed: boolean, notes: string | null, outcome: BatchOutcome): void {
-    const settled = deps.events.settle(id, failed, notes, deps.now().getTime(), MAX_ATTEMPTS);
+  function settle(id: number, failed: boolean, notes: string | null, outcome: BatchOutcome, userId?: number): void {
+    const settled = deps.events.settle(id, failed, notes, deps.now().getTime(), MAX_ATTEMPTS, userId);
     if (settled?.state === 'failed') outcome.failed += 1;
     if (settled?.state === 'dead') {
       outcome.dead += 1;
@@ -75,7 +75,7 @@ export function createInbox(deps: InboxDeps) {
       try {
         deps.events.atomic(() => {
           const result = ingestOne(event, ingestDeps);
-          settle(event.id, result.failed, notesRecord(result), outcome);
+          settle(event.id, result.failed, notesRecord(result), outcome, result.userId);
           if (result.notes.length > 0) {
             deps.log.warn({ webhookEventId: event.id, notes: result.notes, moreNotes: result.moreNotes }, 'webhook event not fully applied');
           }

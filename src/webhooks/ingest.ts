@@ -19,7 +19,11 @@ export interface IngestDeps {
  * `failed`: an item threw (processing is worth retrying). `notes`: the first items skipped or refused, and why;
  * `moreNotes`: how many others were left out.
  */
-export interface IngestResult { failed: boolean; notes: string[]; moreNotes: number }
+export interface IngestResult {
+  failed: boolean; notes: string[]; moreNotes: number;
+  /** The first user a change was routed to (the raw callback is linked to it); a callback spans one number in practice. */
+  userId?: number;
+}
 
 // The record of an event is bounded whatever the payload holds: 3 MB of bad items keep 20 short notes and a count.
 export const NOTES_KEPT = 20;
@@ -81,6 +85,7 @@ export function ingest(payload: unknown, receivedAt: number, deps: IngestDeps): 
       if (value.messages?.length || value.statuses?.length) note(path, `no user has phone_number_id ${phoneNumberId}; stored only`);
       return;
     }
+    result.userId ??= userId;
     value.messages?.forEach((message, i) => {
       const at = `${path}.messages[${i}]`;
       if (!valid(checks.message, message, at)) return;

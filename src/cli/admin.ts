@@ -1,0 +1,93 @@
+// `npm run admin -- reset-password EMAIL | create-admin EMAIL`: user administration from the shell, on the same
+// database, repository and password hashing as the API, while the gateway runs (WAL; writes wait for its lock).
+import { randomBytes } from 'node:crypto';
+import { Value } from '@sinclair/typebox/value';
+import { Email } from '../../schemas/common';
+import { openDatabase } from '../db/client';
+import { createUsersRepo } from '../db/users-repo';
+import { createWriter } from '../db/writer';
+import { hashPassword } from '../services/passwords';
+import { createTokenCipher, resolveTokenKey } from '../token-cipher';
+import { CliError, cliConfig, existingDatabase, runCli, usageError } from './support';
+
+const USAGE = `Usage: npm run admin -- COMMAND EMAIL
+  reset-password EMAIL  sets a new random password (printed once) and ends all of that user's sessions
+  create-admin EMAIL    creates an ADMIN with a random password printed once, or with the password read
+                        from standard input when it is piped (echo "$PASSWORD" | npm run admin -- create-admin EMAIL)`;
+// As the API: 8 to 256 characters.
+const MIN_PASSWORD = 8;
+const MAX_PASSWORD = 256;
+
+const randomPassword = () => randomBytes(15).toString('base64url');
+
+/** The piped password (its final line break removed); undefined when stdin is a terminal or gives nothing. */
+async function pipedPassword(): Promise<string | undefined> {
+  if (process.stdin.isTTY) return undefined;
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) {
+    chunks.push(chunk as Buffer);
+    // Never buffer an endless stream: anything this long is refused below anyway.
+    if (chunks.reduce((n, c) => n + c.length, 0) > 4 * MAX_PASSWORD) break;
+  }
+  const text = Buffer.concat(chunks).toString('utf8').replace(/\r?\n$/, '');
+  if (text === '') return undefined;
+  if (text.length < MIN_PASSWORD || text.length > MAX_PASSWORD) {
+    throw new CliError(`The password read from standard input must be ${MIN_PASSWORD} to ${MAX_PASSWORD} characters long`);
+  }
+  return text;
+}
+
+function openUsers() {
+  const config = cliConfig();
+  const path = existingDatabase(config);
+  const db = openDatabase(path);
+  // The same key the gateway uses for this database, so a user written here keeps readable tokens.
+  const users = createUsersRepo(db, createTokenCipher(resolveTokenKey(config.messagingTokenKey, path)));
+  return { users, writer: createWriter(db.$client), close: () => db.$client.close() };
+}
+
+async function resetPassword(email: string): Promise<void> {
+  const password = randomPassword();
+  const passwordHash = await hashPassword(password);
+  const { users, writer, close } = openUsers();
+  try {
+    const changed = writer.writeNow(() => {
+      const user = users.findByEmail(email);
+      // A password change bumps the token version: every session of the user ends.
+      return user ? users.update(user.id, { passwordHash }, new Date()) : undefined;
+    });
+    if (!changed?.ok) throw new CliError(`No user has the e-mail ${email}`);
+    process.stdout.write(`Password of ${changed.user.email} reset; all of its sessions have ended.\nNew password (shown once): ${password}\n`);
+  } finally {
+    close();
+  }
+}
+
+async function createAdmin(email: string): Promise<void> {
+  const piped = await pipedPassword();
+  const password = piped ?? randomPassword();
+  const passwordHash = await hashPassword(password);
+  const { users, writer, close } = openUsers();
+  try {
+    const created = writer.writeNow(() => (users.findByEmail(email) ? undefined : users.create({ email, passwordHash, role: 'ADMIN' }, new Date())));
+    if (!created?.ok) throw new CliError(`A user with the e-mail ${email} already exists (reset its password with reset-password)`);
+    const shown = piped === undefined ? `\nPassword (shown once): ${password}` : ' with the password read from standard input';
+    process.stdout.write(`Administrator ${created.user.email} created${shown}\n`);
+  } finally {
+    close();
+  }
+}
+
+async function main(args: string[]): Promise<void> {
+  if (args.includes('--help') || args.includes('-h')) {
+    process.stdout.write(`${USAGE}\n`);
+    return;
+  }
+  const [command, email, ...rest] = args;
+  if (command !== 'reset-password' && command !== 'create-admin') throw usageError(`Unknown command ${JSON.stringify(command ?? '')}`, USAGE);
+  if (email === undefined || rest.length > 0) throw usageError(`${command} takes exactly one EMAIL`, USAGE);
+  if (!Value.Check(Email, email)) throw new CliError(`${JSON.stringify(email)} is not a valid e-mail address`);
+  await (command === 'reset-password' ? resetPassword(email) : createAdmin(email));
+}
+
+runCli(main);

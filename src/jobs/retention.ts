@@ -1,0 +1,136 @@
+// Retention sweep: at start-up and every hour, deletes aged rows in small batches (one write each, a turn of the
+// event loop between them), so requests keep being served and no write holds the lock for long.
+import type { RetentionRepo } from '../db/retention-repo';
+import type { SessionsRepo } from '../db/sessions-repo';
+import type { WebhookEventsRepo } from '../db/webhook-events-repo';
+import type { Writer } from '../db/writer';
+
+type LogFn = (details: object, message: string) => void;
+export interface RetentionDeps {
+  writer: Pick<Writer, 'write'>;
+  retention: RetentionRepo;
+  events: Pick<WebhookEventsRepo, 'deleteProcessedBefore'>;
+  sessions: Pick<SessionsRepo, 'prune'>;
+  now: () => Date;
+  log: { info: LogFn; error: LogFn };
+  /** Days kept; 0 keeps forever. */
+  webhookEventsDays: number;
+  messagesDays: number;
+  intervalMs?: number;
+}
+
+export interface SweepTotals {
+  webhookEvents: number; messages: number; conversations: number; orphanStatuses: number; idempotencyKeys: number; revokedSessions: number;
+}
+
+const DAY_MS = 86_400_000;
+const EVERY_HOUR = 3_600_000;
+/** Rows per write: a few milliseconds of lock. */
+export const BATCH = 500;
+/** Conversations read per page of the messages walk (each one is an index lookup). */
+const CONVERSATIONS_PAGE = 200;
+/** An idempotency key answers the same request for a day (as the send service decides). */
+const KEY_TTL_MS = DAY_MS;
+/** A send answers within 2 × the timeout: a status still unmatched after a week never will be. */
+const ORPHAN_TTL_MS = 7 * DAY_MS;
+
+const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+export function createRetentionSweep(deps: RetentionDeps) {
+  let stopped = false;
+  let running: Promise<SweepTotals> | undefined;
+  let timer: NodeJS.Timeout | undefined;
+
+  /** Runs `step` (one batch, inside a write) until a batch comes back short; the rows it deleted. */
+  async function drain(step: () => number): Promise<number> {
+    let total = 0;
+    for (;;) {
+      await nextTurn();
+      if (stopped) return total;
+      const deleted = await deps.writer.write(step);
+      total += deleted;
+      if (deleted < BATCH) return total;
+    }
+  }
+
+  /** Walks the conversations, collecting their aged messages, and deletes them BATCH at a time. */
+  async function agedMessages(before: number, totals: SweepTotals): Promise<void> {
+    let pending: number[] = [];
+    const flush = async () => {
+      const ids = pending;
+      pending = [];
+      const deleted = await deps.writer.write(() => deps.retention.deleteMessages(ids));
+      totals.messages += deleted.messages;
+      totals.conversations += deleted.conversations;
+      await nextTurn();
+    };
+    let afterId = 0;
+    for (;;) {
+      await nextTurn();
+      if (stopped) return;
+      const page = deps.retention.conversationsAfter(afterId, CONVERSATIONS_PAGE);
+      if (page.length === 0) break;
+      for (const conversationId of page) {
+        // A conversation with more than a batch of aged messages is read again after each flush.
+        for (;;) {
+          pending.push(...deps.retention.agedMessages(conversationId, before, BATCH - pending.length));
+          if (pending.length < BATCH) break;
+          await flush();
+          if (stopped) return;
+        }
+      }
+      afterId = page.at(-1)!;
+    }
+    if (pending.length > 0) await flush();
+  }
+
+  async function sweep(): Promise<SweepTotals> {
+    const totals: SweepTotals = { webhookEvents: 0, messages: 0, conversations: 0, orphanStatuses: 0, idempotencyKeys: 0, revokedSessions: 0 };
+    const now = deps.now().getTime();
+    try {
+      if (deps.webhookEventsDays > 0) {
+        const before = now - deps.webhookEventsDays * DAY_MS;
+        totals.webhookEvents = await drain(() => deps.events.deleteProcessedBefore(before, BATCH));
+      }
+      if (deps.messagesDays > 0) await agedMessages(now - deps.messagesDays * DAY_MS, totals);
+      totals.orphanStatuses = await drain(() => deps.retention.deleteOrphansBefore(now - ORPHAN_TTL_MS, BATCH));
+      totals.idempotencyKeys = await drain(() => deps.retention.deleteKeysBefore(now - KEY_TTL_MS, BATCH));
+      totals.revokedSessions = await drain(() => deps.sessions.prune(now, BATCH));
+    } catch (error) {
+      deps.log.error({ err: error, deleted: totals }, 'retention sweep interrupted; it runs again within the hour');
+      return totals;
+    }
+    if (Object.values(totals).some((n) => n > 0)) deps.log.info({ deleted: totals }, 'retention sweep deleted aged data');
+    return totals;
+  }
+
+  function run(): Promise<SweepTotals> {
+    running ??= sweep().finally(() => {
+      running = undefined;
+    });
+    return running;
+  }
+
+  return {
+    /** One sweep now (its first batch on the next turn of the event loop), or the one under way. */
+    run,
+    /** Resolves once no sweep is under way (without starting one). */
+    idle: async (): Promise<void> => {
+      await running;
+    },
+    /** A sweep now and one every hour; the timer keeps no process alive. */
+    start(): void {
+      if (stopped || timer) return;
+      void run();
+      timer = setInterval(() => void run(), deps.intervalMs ?? EVERY_HOUR);
+      timer.unref();
+    },
+    /** No new batch starts; resolves when the one under way (if any) has ended. */
+    async stop(): Promise<void> {
+      stopped = true;
+      clearInterval(timer);
+      await running;
+    },
+  };
+}
+export type RetentionSweep = ReturnType<typeof createRetentionSweep>;

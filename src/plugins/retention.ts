@@ -1,0 +1,29 @@
+// The retention sweep for the app's lifetime: started once the server listens (start-up never waits for it),
+// every hour after that, and stopped before the database closes.
+import type { FastifyInstance } from 'fastify';
+import fp from 'fastify-plugin';
+import { createRetentionRepo } from '../db/retention-repo';
+import { createRetentionSweep, type RetentionSweep } from '../jobs/retention';
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    retentionSweep: RetentionSweep;
+  }
+}
+
+export default fp(async function retention(app: FastifyInstance) {
+  const sweep = createRetentionSweep({
+    writer: app.writer, retention: createRetentionRepo(app.db), events: app.webhookEventsRepo, sessions: app.sessionsRepo,
+    now: app.now, log: app.log,
+    webhookEventsDays: app.config.retentionWebhookEventsDays, messagesDays: app.config.retentionMessagesDays,
+  });
+  app.decorate('retentionSweep', sweep);
+  // onListen, not onReady: an app only injected into (tests, scripts) sweeps when asked to.
+  app.addHook('onListen', async () => {
+    sweep.start();
+  });
+  // Registered after the database, so this runs before it closes: no batch writes to a closed database.
+  app.addHook('onClose', async () => {
+    await sweep.stop();
+  });
+}, { name: 'retention', dependencies: ['db'] });
