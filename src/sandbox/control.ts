@@ -3,8 +3,8 @@ import type { ServerResponse } from 'node:http';
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
 import { BehaviourQueue, InboundText, SandboxAccount } from '../../schemas/sandbox';
-import type { Sandbox } from './sandbox';
-import { reply } from './sandbox-http';
+import type { Sandbox } from './server';
+import { reply } from './http';
 
 const CallbackChanges = Type.Object({
   webhookUrl: Type.Optional(Type.String({ pattern: '^https?://' })),

@@ -5,11 +5,11 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import closeWithGrace from 'close-with-grace';
-import { buildApp } from './app';
-import { ConfigError, loadConfig, projectRoot, type Config } from './config';
-import { startSandbox } from './messaging/sandbox';
-import { ensureAdmin } from './services/bootstrap-admin';
-import { hashPassword } from './services/passwords';
+import { buildApp } from '../app';
+import { ConfigError, loadConfig, projectRoot, type Config } from '../config';
+import { startSandbox } from './server';
+import { ensureAdmin } from '../services/bootstrap-admin';
+import { hashPassword } from '../services/passwords';
 
 const DEMO = { email: 'demo@localhost', messagingPhoneNumberId: '100000000000001', monthlyCredits: 100 };
 const CALLBACK_DELAY_MS = 500;

@@ -2,8 +2,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Agent, request } from 'undici';
 import type { InboundText } from '../../schemas/sandbox';
-import { signBody } from '../webhooks/signature';
-import { freshWamid, inboundTextPayload, statusCallbackPayload, type AccountInfo } from './sandbox-wire';
+import { signBody } from './sign';
+import { freshWamid, inboundTextPayload, statusCallbackPayload, type AccountInfo } from './wire';
 
 export interface CallbackSettings {
   /** Where callbacks go, e.g. http://127.0.0.1:3000/api/messaging/webhook; none: nothing is posted. */

@@ -2,7 +2,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { NetworkCallback, NetworkCallbackValue, NetworkErrorAnswer, NetworkSendAnswer, NetworkStatus } from '../../schemas/network';
 import type { SandboxErrorName } from '../../schemas/sandbox';
-import { MESSAGING_PRODUCT, WEBHOOK_OBJECT } from './client';
+import { MESSAGING_PRODUCT, WEBHOOK_OBJECT } from '../messaging/client';
 
 export interface AccountInfo { phoneNumberId: string; displayPhoneNumber: string; businessAccountId: string }
 

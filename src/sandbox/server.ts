@@ -5,14 +5,14 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Value } from '@sinclair/typebox/value';
 import { NetworkSendRequest } from '../../schemas/network';
 import type { Behaviour, InboundText, SandboxAccount } from '../../schemas/sandbox';
-import { MESSAGING_PRODUCT } from './client';
-import { createCallbackPoster, type CallbackSettings } from './sandbox-callbacks';
-import { handleControl } from './sandbox-control';
+import { MESSAGING_PRODUCT } from '../messaging/client';
+import { createCallbackPoster, type CallbackSettings } from './callbacks';
+import { handleControl } from './control';
 import { parseJsonOrUndefined } from '../loose-json';
-import { readBody, reply } from './sandbox-http';
-import { errorAnswer, freshWamid, sendAnswer } from './sandbox-wire';
+import { readBody, reply } from './http';
+import { errorAnswer, freshWamid, sendAnswer } from './wire';
 
-export { statusCallbackPayload, inboundTextPayload } from './sandbox-wire';
+export { statusCallbackPayload, inboundTextPayload } from './wire';
 export type { Behaviour } from '../../schemas/sandbox';
 
 export interface RecordedRequest { method: string; path: string; headers: IncomingHttpHeaders; body: string; at: number }
