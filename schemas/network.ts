@@ -74,7 +74,7 @@ export type NetworkInboundMessage = Static<typeof NetworkInboundMessage> & Recor
 /** A status of an outbound message (`sent`, `delivered`, `read`, `failed` with `errors` …). */
 export const NetworkStatus = Type.Object({
   id: Type.String({ minLength: 1 }),
-  status: Type.String(),
+  status: Type.String({ minLength: 1, maxLength: 64 }),
   timestamp: UnixSeconds,
 });
 export type NetworkStatus = Static<typeof NetworkStatus> & Record<string, unknown>;
