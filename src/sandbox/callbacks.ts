@@ -71,12 +71,12 @@ export function createCallbackPoster(initial: CallbackSettings, closing: AbortSi
       Object.assign(settings, changes);
     },
     /** sent, delivered, read — each after `delayMs`, one after the other. */
-    statuses(account: Account, wamid: string, recipient: string): void {
+    statuses(account: Account, wamid: string, recipient: string, bizOpaqueCallbackData?: string): void {
       if (!settings.enabled || !settings.webhookUrl) return;
       void track((async () => {
         for (const status of ['sent', 'delivered', 'read'] as const) {
           await sleep(settings.delayMs, undefined, { signal: closing });
-          await post('status', statusCallbackPayload(account.phoneNumberId, { wamid, status, recipient, timestamp: nowSeconds() }, account));
+          await post('status', statusCallbackPayload(account.phoneNumberId, { wamid, status, recipient, timestamp: nowSeconds(), bizOpaqueCallbackData }, account));
         }
       })().catch(() => undefined));
     },

@@ -23,7 +23,11 @@ function envelope(phoneNumberId: string, account: Partial<AccountInfo>, value: C
   };
 }
 
-export interface StatusFact { wamid: string; status: 'sent' | 'delivered' | 'read'; recipient: string; timestamp: number }
+export interface StatusFact {
+  wamid: string; status: 'sent' | 'delivered' | 'read'; recipient: string; timestamp: number;
+  /** Echoed from the send, as the network does. */
+  bizOpaqueCallbackData?: string;
+}
 
 /** A status callback shaped like the network's (conversation + pricing; `sent` carries the window's expiry). */
 export function statusCallbackPayload(phoneNumberId: string, fact: StatusFact, account: Partial<AccountInfo> = {}): NetworkCallback {
@@ -36,6 +40,7 @@ export function statusCallbackPayload(phoneNumberId: string, fact: StatusFact, a
       origin: { type: 'business_initiated' },
     },
     pricing: { billable: true, pricing_model: 'CBP', category: 'business_initiated' },
+    ...(fact.bizOpaqueCallbackData === undefined ? {} : { biz_opaque_callback_data: fact.bizOpaqueCallbackData }),
   };
   return envelope(phoneNumberId, account, { statuses: [status] });
 }

@@ -63,7 +63,7 @@ export async function startSandbox(options: SandboxOptions = {}) {
     const wamid = freshWamid();
     const waId = behaviour.waId ?? body.to;
     reply(response, 200, sendAnswer(body.to, waId, wamid, body.type === 'template'));
-    callbacks.statuses(account, wamid, waId);
+    callbacks.statuses(account, wamid, waId, body.biz_opaque_callback_data);
   }
 
   /** The network's endpoints: every one needs a known token; the phone number id in a path must be that token's. */

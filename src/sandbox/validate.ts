@@ -51,11 +51,20 @@ export function decodeJsonFields(schema: TSchema, value: unknown): unknown {
 const fieldName = (path: string): string =>
   path.replace(/^\//, '').split('/').map((p, i) => (/^\d+$/.test(p) ? `[${p}]` : (i === 0 ? p : `.${p}`))).join('');
 
-function firstError(schema: TSchema, body: unknown): string | undefined {
+/** The member of a union the value means: the one whose `type` it names, else the one whose required fields it has (id or link). */
+function meantMember(union: TSchema, value: Record<string, unknown>): TSchema | undefined {
+  const members = union.anyOf as TSchema[];
+  return members.find((m) => m.properties?.type?.const !== undefined && m.properties.type.const === value.type)
+    ?? members.find((m) => m.properties?.type === undefined && (m.required as string[] | undefined)?.every((key) => key in value));
+}
+
+/** The first error, looked for inside the union member the value means (so it names the field, not "union value"). */
+function firstError(schema: TSchema, body: unknown, base = ''): string | undefined {
   const error = Value.Errors(schema, body).First();
   if (!error) return undefined;
-  const field = fieldName(error.path) || 'body';
-  return `${field}: ${error.message}`;
+  const member = error.schema[Kind] === 'Union' && isRecord(error.value) ? meantMember(error.schema, error.value) : undefined;
+  const inner = member && firstError(member, error.value, base + error.path);
+  return inner ?? `${fieldName(base + error.path) || 'body'}: ${error.message}`;
 }
 
 const isMessageType = (type: unknown): type is NetworkMessageType => typeof type === 'string' && Object.hasOwn(NetworkSendRequests, type);
