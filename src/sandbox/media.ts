@@ -2,7 +2,9 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { NetworkMediaInfo } from '../../schemas/network';
+import type { InboundMessage } from '../../schemas/sandbox';
 import { MESSAGING_PRODUCT } from '../messaging/client';
+import type { InboundMedia } from './envelopes';
 import { reply } from './http';
 import { errorAnswer, freshMediaId, type SandboxRefusal } from './wire';
 
@@ -81,6 +83,26 @@ export function createMediaStore() {
         mime_type: item.mimeType, sha256: item.sha256, file_size: item.bytes.length, id: item.id,
       };
       reply(response, 200, info);
+    },
+
+    /** The attachment of an injected inbound message: uploaded media of this number, or new media from base64. */
+    attach(phoneNumberId: string, spec: NonNullable<InboundMessage['media']>): InboundMedia | string {
+      let item;
+      if (spec.id !== undefined) {
+        item = media.get(spec.id);
+        if (!item || item.phoneNumberId !== phoneNumberId) return `media.id: no media ${spec.id} for phone number id ${phoneNumberId}`;
+      } else {
+        if (spec.data === undefined || spec.mime_type === undefined) return 'media: give an uploaded id, or data (base64) with mime_type';
+        const added = add(phoneNumberId, Buffer.from(spec.data, 'base64'), spec.mime_type, spec.filename);
+        if (typeof added === 'string') return `media.${added}`;
+        item = added;
+      }
+      const filename = spec.filename ?? item.filename;
+      return {
+        type: spec.type, id: item.id, mime_type: spec.mime_type ?? item.mimeType, sha256: Buffer.from(item.sha256, 'hex').toString('base64'),
+        ...(spec.caption === undefined || spec.type === 'audio' || spec.type === 'sticker' ? {} : { caption: spec.caption }),
+        ...(spec.type === 'document' && filename !== undefined ? { filename } : {}),
+      };
     },
 
     /** `DELETE /{media_id}`. */

@@ -6,7 +6,6 @@ import type { Behaviour, InboundMessage, SandboxAccount } from '../../schemas/sa
 import { parseJsonOrUndefined } from '../loose-json';
 import { createCallbackPoster, type CallbackSettings } from './callbacks';
 import { handleControl } from './control';
-import type { InboundMedia } from './envelopes';
 import { bearer, readBody, reply } from './http';
 import { createMediaStore } from './media';
 import { checkMessagesBody } from './validate';
@@ -88,26 +87,6 @@ export async function startSandbox(options: SandboxOptions = {}) {
     fail(response, 'unknown_path');
   }
 
-  /** The attachment of an injected inbound message: uploaded media of this number, or new media from base64. */
-  function inboundMedia(phoneNumberId: string, spec: NonNullable<InboundMessage['media']>): InboundMedia | string {
-    let item;
-    if (spec.id !== undefined) {
-      item = media.get(spec.id);
-      if (!item || item.phoneNumberId !== phoneNumberId) return `media.id: no media ${spec.id} for phone number id ${phoneNumberId}`;
-    } else {
-      if (spec.data === undefined || spec.mime_type === undefined) return 'media: give an uploaded id, or data (base64) with mime_type';
-      const added = media.add(phoneNumberId, Buffer.from(spec.data, 'base64'), spec.mime_type, spec.filename);
-      if (typeof added === 'string') return `media.${added}`;
-      item = added;
-    }
-    const filename = spec.filename ?? item.filename;
-    return {
-      type: spec.type, id: item.id, mime_type: spec.mime_type ?? item.mimeType, sha256: Buffer.from(item.sha256, 'hex').toString('base64'),
-      ...(spec.caption === undefined || spec.type === 'audio' || spec.type === 'sticker' ? {} : { caption: spec.caption }),
-      ...(spec.type === 'document' && filename !== undefined ? { filename } : {}),
-    };
-  }
-
   const sandbox = {
     url: '',
     /** Every request to the network's endpoints, as received (control routes excluded; multipart bodies summarised). */
@@ -130,7 +109,7 @@ export async function startSandbox(options: SandboxOptions = {}) {
     async injectInbound(inbound: Omit<InboundMessage, 'phoneNumberId'> & { phoneNumberId: string }) {
       if ((inbound.text === undefined) === (inbound.media === undefined)) throw new InboundError('give exactly one of text and media');
       const account = [...accounts.values()].find((a) => a.phoneNumberId === inbound.phoneNumberId) ?? { phoneNumberId: inbound.phoneNumberId };
-      const attached = inbound.media && inboundMedia(inbound.phoneNumberId, inbound.media);
+      const attached = inbound.media && media.attach(inbound.phoneNumberId, inbound.media);
       if (typeof attached === 'string') throw new InboundError(attached);
       return callbacks.inbound(account, { from: inbound.from, name: inbound.name, text: inbound.text, media: attached });
     },
