@@ -5,7 +5,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { MESSAGING_PRODUCT } from '../src/messaging/client';
-import { inboundTextPayload, statusCallbackPayload } from '../src/messaging/sandbox';
+import { inboundTextPayload, statusCallbackPayload } from '../src/sandbox/server';
 import { median, run, sequential, spread, type Load, type Result, type Target } from './load';
 import { BENCH_PASSWORD, bigUser, seed, smallUser } from './seed';
 import { startServer, type Running } from './processes';

@@ -1,5 +1,5 @@
 // The sandbox network as its own process for the benchmark: one account, no callbacks, no request log.
-import { startSandbox } from '../src/messaging/sandbox';
+import { startSandbox } from '../src/sandbox/server';
 
 async function main(): Promise<void> {
   const sandbox = await startSandbox({ port: Number(process.env.PORT), enabled: false, record: false });

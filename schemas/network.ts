@@ -1,37 +1,9 @@
-// The messaging network's wire format (Cloud API): send request, its answers, the error envelope, webhook envelopes.
+// The messaging network's wire format (Cloud API): send answers, the error envelope, media, webhook envelopes.
 import { Type, type Static } from '@sinclair/typebox';
 
-const strict = { additionalProperties: false } as const;
+// --- POST /{phone_number_id}/messages: the send bodies are in network-send.ts ----------------------
 
-// --- POST /{phone_number_id}/messages ---------------------------------------------------------
-
-const SendCommon = {
-  messaging_product: Type.String(),
-  recipient_type: Type.Literal('individual'),
-  to: Type.String({ minLength: 1 }),
-};
-
-export const NetworkTextRequest = Type.Object({
-  ...SendCommon,
-  type: Type.Literal('text'),
-  text: Type.Object({ body: Type.String({ minLength: 1 }) }, strict),
-}, strict);
-
-export const NetworkTemplateRequest = Type.Object({
-  ...SendCommon,
-  type: Type.Literal('template'),
-  template: Type.Object({
-    name: Type.String({ minLength: 1 }),
-    language: Type.Object({ code: Type.String({ minLength: 1 }) }, strict),
-    components: Type.Array(Type.Object({
-      type: Type.Literal('body'),
-      parameters: Type.Array(Type.Object({ type: Type.Literal('text'), text: Type.String({ minLength: 1 }) }, strict)),
-    }, strict)),
-  }, strict),
-}, strict);
-
-export const NetworkSendRequest = Type.Union([NetworkTextRequest, NetworkTemplateRequest]);
-export type NetworkSendRequest = Static<typeof NetworkSendRequest>;
+export * from './network-send';
 
 /** Success: `messages[0].id` is the wamid; `contacts[0].wa_id` the recipient as the network knows it. */
 export const NetworkSendAnswer = Type.Object({
@@ -53,6 +25,23 @@ export const NetworkErrorAnswer = Type.Object({
   }),
 });
 export type NetworkErrorAnswer = Static<typeof NetworkErrorAnswer>;
+
+// --- Media: POST /{phone_number_id}/media (multipart) -> {id}; GET /{media_id}; DELETE /{media_id} ---------
+
+/** The lookup answer: `url` (short-lived, downloadable with the Bearer token), `sha256` as hex. */
+export const NetworkMediaInfo = Type.Object({
+  messaging_product: Type.Optional(Type.String()),
+  url: Type.String({ minLength: 1 }),
+  mime_type: Type.String(),
+  sha256: Type.String({ pattern: '^[0-9a-fA-F]{64}$' }),
+  file_size: Type.Integer({ minimum: 0 }),
+  id: Type.String({ minLength: 1 }),
+});
+export type NetworkMediaInfo = Static<typeof NetworkMediaInfo>;
+
+export const NetworkMediaUploadAnswer = Type.Object({ id: Type.String({ minLength: 1 }) });
+/** Answer of a delete and of marking a message read. */
+export const NetworkSuccessAnswer = Type.Object({ success: Type.Boolean() });
 
 // --- Webhook callbacks ------------------------------------------------------------------------
 // The gateway checks an envelope level by level, each item on its own (one bad item must not hide the
@@ -85,7 +74,7 @@ export type NetworkInboundMessage = Static<typeof NetworkInboundMessage> & Recor
 /** A status of an outbound message (`sent`, `delivered`, `read`, `failed` with `errors` …). */
 export const NetworkStatus = Type.Object({
   id: Type.String({ minLength: 1 }),
-  status: Type.String(),
+  status: Type.String({ minLength: 1, maxLength: 64 }),
   timestamp: UnixSeconds,
 });
 export type NetworkStatus = Static<typeof NetworkStatus> & Record<string, unknown>;

@@ -31,10 +31,21 @@ export const SandboxAccount = Type.Object({
 }, { additionalProperties: false });
 export type SandboxAccount = Static<typeof SandboxAccount>;
 
-export const InboundText = Type.Object({
+const InboundMediaSpec = Type.Object({
+  type: Type.Union([Type.Literal('image'), Type.Literal('video'), Type.Literal('audio'), Type.Literal('document'), Type.Literal('sticker')]),
+  id: Type.Optional(Type.String({ minLength: 1, description: 'Media already uploaded to this phone number id' })),
+  data: Type.Optional(Type.String({ minLength: 1, description: 'The file, base64 (with mime_type): stored as new media' })),
+  mime_type: Type.Optional(Type.String({ minLength: 1 })),
+  caption: Type.Optional(Type.String({ minLength: 1 })),
+  filename: Type.Optional(Type.String({ minLength: 1 })),
+}, { additionalProperties: false });
+
+/** An inbound message to post as if `from` had written: a `text`, or `media` (uploaded before, or given as base64). */
+export const InboundMessage = Type.Object({
   phoneNumberId: Type.String({ minLength: 1 }),
   from: Type.String({ pattern: '^[0-9]{5,20}$' }),
-  text: Type.String({ minLength: 1 }),
+  text: Type.Optional(Type.String({ minLength: 1 })),
+  media: Type.Optional(InboundMediaSpec),
   name: Type.Optional(Type.String()),
 }, { additionalProperties: false });
-export type InboundText = Static<typeof InboundText>;
+export type InboundMessage = Static<typeof InboundMessage>;

@@ -119,13 +119,12 @@ t.test('bad items are recorded with their error; the good ones around them are s
   t.same(['wamid.bad.1', 'wamid.bad.3', 'wamid.bad.5'].map((w) => messageByWamid(app, w)?.text), ['first, fine', undefined, 'last, fine']);
   t.equal(messageCount(app), 3);
   t.equal(app.messagesRepo.findById(outbound.id)!.status, 'delivered');
-  t.same(historyOf(app, outbound.id), [['delivered', 1767225606000, null]], 'the untracked status is not in the history');
+  t.same(historyOf(app, outbound.id), [['deleted', 1767225605000, null], ['delivered', 1767225606000, null]], 'the unranked status joins the history');
   t.match(inboxRows(app), [{ state: 'processed' }]);
   t.equal(inboxRows(app)[0]!.error, [
     'entry[0].changes[0].messages[1].id: Expected required property',
     "entry[0].changes[0].messages[2].timestamp: Expected string to match '^[0-9]{1,11}$'",
     'entry[0].changes[0].messages[3]: Expected object',
-    'entry[0].changes[0].statuses[0]: status "deleted" is not tracked',
     'entry[0].changes[1].value.metadata: Expected required property',
     'entry[0].changes[2]: Expected object',
     'entry[1].changes: Expected required property',
@@ -226,8 +225,8 @@ t.test('a 3 MB callback of malformed items: good items applied, the record and t
 
 t.test('a long note is clipped', async (t) => {
   const { app } = await setup(t);
-  await deliverAll(t, app, [statusCallback('wamid.long', 'x'.repeat(100_000), 1767225600)]);
+  await deliverAll(t, app, [envelope('9'.repeat(100_000), { statuses: [statusItem('wamid.long', 'sent', 1767225600)] })]);
   const error = inboxRows(app)[0]!.error!;
   t.equal(error.length, 300);
-  t.ok(error.startsWith('entry[0].changes[0].statuses[0]: status "xxx') && error.endsWith('x…'), error.slice(0, 60));
+  t.ok(error.startsWith('entry[0].changes[0]: no user has phone_number_id 999') && error.endsWith('9…'), error.slice(0, 60));
 });

@@ -33,6 +33,35 @@ t.test('isValidSignature checks the exact bytes, in any hex case, and nothing el
   t.notOk(isValidSignature(body, good.slice(0, -1) + 'g', SECRET), 'not hex');
 });
 
+// The network signs "an escaped unicode version of the payload": é -> \u00e9, 😀 -> \ud83d\ude00 (lowercase hex).
+const accented = '{"text":{"body":"Olá, café ñandú 😀👍🏽"},"id":"wamid.é"}';
+const escapedByHand = '{"text":{"body":"Ol\\u00e1, caf\\u00e9 \\u00f1and\\u00fa \\ud83d\\ude00\\ud83d\\udc4d\\ud83c\\udffd"},"id":"wamid.\\u00e9"}';
+
+t.test('a signature over the raw bytes with non-ASCII escaped (lowercase \\uXXXX, surrogate pairs) is valid too', async (t) => {
+  t.equal(JSON.parse(escapedByHand).text.body, JSON.parse(accented).text.body, 'the hand-escaped text is the same JSON');
+  const body = Buffer.from(accented);
+  t.ok(isValidSignature(body, sign(accented, SECRET), SECRET), 'over the raw UTF-8 bytes');
+  t.ok(isValidSignature(body, sign(escapedByHand, SECRET), SECRET), 'over the escaped form');
+  t.ok(isValidSignature(Buffer.from(escapedByHand), sign(escapedByHand, SECRET), SECRET), 'an escaped body, signed as is');
+  t.notOk(isValidSignature(body, sign(escapedByHand.toUpperCase(), SECRET), SECRET), 'uppercase hex is another text');
+  t.notOk(isValidSignature(body, sign(escapedByHand.replace('\\ud83d\\ude00', '\\u1f600'), SECRET), SECRET), 'code points instead of UTF-16 units');
+  t.notOk(isValidSignature(body, sign(escapedByHand, 'other'), SECRET), 'escaped form, wrong secret');
+  t.notOk(isValidSignature(Buffer.from(accented.replace('😀', '😁')), sign(escapedByHand, SECRET), SECRET), 'escaped form of another body');
+  t.notOk(isValidSignature(Buffer.from(escapedByHand), sign(accented, SECRET), SECRET), 'an escaped body is not unescaped to match');
+});
+
+t.test('the webhook takes a real callback with emoji and accents signed in either form', async (t) => {
+  const app = await appWithUser(t, SECRET);
+  const text = fixtureText('inbound_text').replace(/"body": ?"[^"]*"/, '"body": "Olá 😀 ñ"');
+  t.not(text, fixtureText('inbound_text'), 'the fixture carries the accented text');
+  const escaped = text.replace(/[^\x00-\x7f]/g, (c) => '\\u' + c.charCodeAt(0).toString(16).padStart(4, '0'));
+  t.equal((await deliver(app, text, undefined, { 'x-hub-signature-256': sign(escaped, SECRET) })).statusCode, 200, 'escaped-form signature');
+  t.equal((await deliver(app, text.replace('wamid.', 'wamid.X'), SECRET)).statusCode, 200, 'raw-bytes signature');
+  const tampered = await deliver(app, text.replace('ñ', 'n'), undefined, { 'x-hub-signature-256': sign(escaped, SECRET) });
+  t.equal(tampered.statusCode, 401);
+  t.same(inboxRows(app).map((e) => e.rawBody), [text, text.replace('wamid.', 'wamid.X')], 'stored byte for byte');
+});
+
 t.test('sameSecret compares whole values', async (t) => {
   t.ok(sameSecret('token', 'token'));
   t.notOk(sameSecret('toke', 'token'));

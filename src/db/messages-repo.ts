@@ -19,7 +19,10 @@ export interface NewInbound {
   /** The network's error on the message itself (e.g. `unsupported`), as `{code, title, details}` JSON. */
   errorJson?: string | null;
 }
-export interface StatusEvent { status: CallbackStatus; at: number; errorJson: string | null }
+/** A callback status: the ranked ones move the current status; any other (`played`, `deleted` …) only joins the history. */
+export interface StatusEvent { status: CallbackStatus | (string & {}); at: number; errorJson: string | null }
+const RANKED = new Set<string>(['sent', 'delivered', 'read', 'failed']);
+const isRanked = (status: string): status is CallbackStatus => RANKED.has(status);
 
 /** `render` keeps each message's listed JSON current: every method that changes a message renders it again. */
 export function createMessagesRepo(db: DB, render: RenderMessage) {
@@ -45,7 +48,7 @@ export function createMessagesRepo(db: DB, render: RenderMessage) {
     WHERE id = @id AND status_rank < @rank`);
   const insertOrphan = client.prepare<[number, string, string, number, string | null, number]>(
     'INSERT OR IGNORE INTO orphan_statuses (user_id, wamid, status, at, error_json, received_at) VALUES (?, ?, ?, ?, ?, ?)');
-  const takeOrphans = client.prepare<[number, string], { status: CallbackStatus; at: number; error_json: string | null }>(
+  const takeOrphans = client.prepare<[number, string], { status: string; at: number; error_json: string | null }>(
     'DELETE FROM orphan_statuses WHERE user_id = ? AND wamid = ? RETURNING status, at, error_json');
 
   // The webhook's hot path: prepared once; a redelivered (user, wamid) changes nothing.
@@ -77,10 +80,10 @@ export function createMessagesRepo(db: DB, render: RenderMessage) {
   const conversationId = (userId: number, waId: string, name: string | null, at: number, inboundAt: number | null) =>
     touchConversation.get(userId, waId, name, at, inboundAt)!.id;
 
-  /** Appends to the history (once) and moves the current status if it ranks higher. */
+  /** Appends to the history (once) and moves the current status if it is ranked and ranks higher. */
   function applyToMessage(messageId: number, event: StatusEvent): void {
     insertHistory.run(messageId, event.status, event.at, event.errorJson);
-    moveStatus.run({ id: messageId, status: event.status, rank: STATUS_RANK[event.status], at: event.at, error: event.errorJson });
+    if (isRanked(event.status)) moveStatus.run({ id: messageId, status: event.status, rank: STATUS_RANK[event.status], at: event.at, error: event.errorJson });
     listed.refresh(messageId);
   }
 

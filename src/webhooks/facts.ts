@@ -1,10 +1,9 @@
 // Wire items -> what the gateway stores: inbound message rows, status events, errors as {code, title, details}.
 import type { NetworkInboundMessage as InboundMessage, NetworkStatus as Status } from '../../schemas/network';
-import type { CallbackStatus, NewInbound, StatusEvent } from '../db/messages-repo';
+import type { NewInbound, StatusEvent } from '../db/messages-repo';
 import { errorInfo, fields, num, str } from '../loose-json';
 
 const MEDIA_TYPES = new Set(['image', 'audio', 'video', 'document', 'sticker']);
-const CALLBACK_STATUSES = new Set<string>(['sent', 'delivered', 'read', 'failed']);
 // Where a type's readable text lives, in order of preference (text.body, image.caption, button.text …).
 const TEXT_FIELDS = ['body', 'caption', 'filename', 'text', 'title', 'name', 'address'];
 
@@ -12,7 +11,6 @@ const firstText = (value: unknown): string | null =>
   TEXT_FIELDS.map((key) => str(fields(value)?.[key])).find((text) => text !== null) ?? null;
 
 const unixMs = (timestamp: string): number => Number(timestamp) * 1000;
-const isCallbackStatus = (status: string): status is CallbackStatus => CALLBACK_STATUSES.has(status);
 
 /** The first error of a network `errors` array as `{code, title, details}` JSON, or null. */
 export function errorJson(errors: unknown): string | null {
@@ -64,9 +62,8 @@ export function inboundRow(message: InboundMessage, userId: number, contactName:
   };
 }
 
-/** A callback status with the network's own time and error; null for a status the gateway does not track. */
-export function statusEvent(status: Status): StatusEvent | null {
-  if (!isCallbackStatus(status.status)) return null;
+/** A callback status (any, ranked or not: `played`, `deleted` … join the history) with the network's own time and error. */
+export function statusEvent(status: Status): StatusEvent {
   return { status: status.status, at: unixMs(status.timestamp), errorJson: errorJson(status.errors) };
 }
 

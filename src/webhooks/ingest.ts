@@ -94,9 +94,7 @@ export function ingest(payload: unknown, receivedAt: number, deps: IngestDeps): 
     value.statuses?.forEach((status, i) => {
       const at = `${path}.statuses[${i}]`;
       if (!valid(checks.status, status, at)) return;
-      const event = statusEvent(status);
-      if (event) guarded(at, () => deps.applyStatus(userId, status.id, event, receivedAt));
-      else note(at, `status "${status.status}" is not tracked`);
+      guarded(at, () => deps.applyStatus(userId, status.id, statusEvent(status), receivedAt));
     });
   }
 

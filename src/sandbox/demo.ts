@@ -1,15 +1,16 @@
 // `npm run demo`: the gateway and the sandbox network on loopback with a ready demo user; prints curl lines to try.
 import { randomBytes } from 'node:crypto';
 import { rmSync } from 'node:fs';
-import type { AddressInfo } from 'node:net';
+import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import closeWithGrace from 'close-with-grace';
-import { buildApp } from './app';
-import { ConfigError, loadConfig, projectRoot, type Config } from './config';
-import { startSandbox } from './messaging/sandbox';
-import { ensureAdmin } from './services/bootstrap-admin';
-import { hashPassword } from './services/passwords';
+import { buildApp } from '../app';
+import { ConfigError, loadConfig, projectRoot, type Config } from '../config';
+import { CONTROL_TOKEN_HEADER } from './control';
+import { startSandbox } from './server';
+import { ensureAdmin } from '../services/bootstrap-admin';
+import { hashPassword } from '../services/passwords';
 
 const DEMO = { email: 'demo@localhost', messagingPhoneNumberId: '100000000000001', monthlyCredits: 100 };
 const CALLBACK_DELAY_MS = 500;
@@ -25,10 +26,26 @@ function loadBaseConfig(): Config {
   }
 }
 
+/** Null when `host:port` can be listened on now; else why not (e.g. another demo runs there). */
+function portProblem(host: string, port: number): Promise<string | null> {
+  return new Promise((resolve) => {
+    const probe = createServer();
+    probe.once('error', (error: NodeJS.ErrnoException) => resolve(error.code === 'EADDRINUSE' ? `port ${port} on ${host} is already in use` : error.message));
+    probe.listen(port, host, () => probe.close(() => resolve(null)));
+  });
+}
+
 async function main(): Promise<void> {
   const base = loadBaseConfig();
+  // Before anything is touched: a second demo must not delete the running demo's database.
+  const problem = base.port === 0 ? null : await portProblem('127.0.0.1', base.port);
+  if (problem) {
+    console.error(`Cannot start the demo: ${problem} (another demo or gateway?). Stop it, or set PORT to a free port.`);
+    process.exit(1);
+  }
   const appSecret = random(24);
-  const sandbox = await startSandbox({ host: '127.0.0.1', port: 0, appSecret, delayMs: CALLBACK_DELAY_MS, enabled: true });
+  const controlToken = random(18);
+  const sandbox = await startSandbox({ host: '127.0.0.1', port: 0, appSecret, delayMs: CALLBACK_DELAY_MS, enabled: true, controlToken });
 
   // A fresh demo database each run, beside (never instead of) the real one.
   const databasePath = join(projectRoot, 'data', 'demo.db');
@@ -55,6 +72,7 @@ async function main(): Promise<void> {
   sandbox.configureCallbacks({ webhookUrl: `${gateway}/api/messaging/webhook` });
 
   const json = `-H 'content-type: application/json'`;
+  const control = `-H '${CONTROL_TOKEN_HEADER}: ${controlToken}'`;
   const jar = join(tmpdir(), 'gateway-demo-cookies.txt');
   console.log(`
 Messaging gateway demo: the gateway and the sandbox network on loopback (database data/demo.db, fresh each run)
@@ -72,10 +90,15 @@ Log in, then send a text and a template message:
 
 The sandbox posts signed sent, delivered and read callbacks to the gateway's webhook, ${CALLBACK_DELAY_MS} ms apart.
 Let the contact answer, make the next send fail, or look at what the sandbox received:
-  curl ${json} -d '{"phoneNumberId":"${DEMO.messagingPhoneNumberId}","from":"15551234567","name":"Ana","text":"Hi back!"}' ${sandbox.url}/_sandbox/inbound
-  curl ${json} -d '{"queue":[{"kind":"fail","error":"undeliverable"}]}' ${sandbox.url}/_sandbox/behaviours
-  curl ${sandbox.url}/_sandbox/requests
+  curl ${control} ${json} -d '{"phoneNumberId":"${DEMO.messagingPhoneNumberId}","from":"15551234567","name":"Ana","text":"Olá! 😀"}' ${sandbox.url}/_sandbox/inbound
+  curl ${control} ${json} -d '{"queue":[{"kind":"fail","error":"undeliverable"}]}' ${sandbox.url}/_sandbox/behaviours
+  curl ${control} ${sandbox.url}/_sandbox/requests
+
+The sandbox's control API (/_sandbox/…) answers only with the ${CONTROL_TOKEN_HEADER} header above (a new token each run).
 `);
 }
 
-void main();
+main().catch((error: unknown) => {
+  console.error('The demo could not start:', error instanceof Error ? error.message : error);
+  process.exit(1);
+});

@@ -1,10 +1,12 @@
 // The sandbox's HTTP control routes under /_sandbox/: the same controls tests use programmatically.
-import type { ServerResponse } from 'node:http';
+import { createHash, timingSafeEqual } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
-import { BehaviourQueue, InboundText, SandboxAccount } from '../../schemas/sandbox';
-import type { Sandbox } from './sandbox';
-import { reply } from './sandbox-http';
+import { BehaviourQueue, InboundMessage, SandboxAccount } from '../../schemas/sandbox';
+import { reply } from './http';
+import type { Sandbox } from './server';
+import { InboundError } from './wire';
 
 const CallbackChanges = Type.Object({
   webhookUrl: Type.Optional(Type.String({ pattern: '^https?://' })),
@@ -13,14 +15,27 @@ const CallbackChanges = Type.Object({
   enabled: Type.Optional(Type.Boolean()),
 }, { additionalProperties: false });
 
+/** The header that carries the control token. */
+export const CONTROL_TOKEN_HEADER = 'x-sandbox-token';
+
 function valid<T extends TSchema>(schema: T, body: unknown, response: ServerResponse): body is Static<T> {
   const error = Value.Errors(schema, body).First();
   if (error) reply(response, 400, { error: `${error.path || 'body'}: ${error.message}` });
   return error === undefined;
 }
 
-export async function handleControl(sandbox: Sandbox, method: string, path: string, body: unknown, response: ServerResponse): Promise<void> {
-  const route = `${method} ${path}`;
+function authorised(expected: string | undefined, request: IncomingMessage): boolean {
+  if (expected === undefined) return true;
+  const given = request.headers[CONTROL_TOKEN_HEADER];
+  const digest = (value: string) => createHash('sha256').update(value).digest();
+  return typeof given === 'string' && timingSafeEqual(digest(given), digest(expected));
+}
+
+export async function handleControl(
+  sandbox: Sandbox, token: string | undefined, request: IncomingMessage, path: string, body: unknown, response: ServerResponse,
+): Promise<void> {
+  if (!authorised(token, request)) return reply(response, 401, { error: `the control API needs the ${CONTROL_TOKEN_HEADER} header the sandbox printed` });
+  const route = `${request.method ?? 'GET'} ${path}`;
   if (route === 'GET /_sandbox/requests') return reply(response, 200, { requests: sandbox.requests });
   if (route === 'GET /_sandbox/deliveries') return reply(response, 200, { deliveries: sandbox.deliveries });
   if (route === 'POST /_sandbox/reset') {
@@ -39,9 +54,14 @@ export async function handleControl(sandbox: Sandbox, method: string, path: stri
     sandbox.configureCallbacks(body);
     return reply(response, 200, { configured: true });
   }
-  if (route === 'POST /_sandbox/inbound' && valid(InboundText, body, response)) {
-    const delivery = await sandbox.injectInbound(body);
-    return reply(response, 200, { wamid: delivery.wamid, webhook_status: delivery.status, error: delivery.error });
+  if (route === 'POST /_sandbox/inbound' && valid(InboundMessage, body, response)) {
+    try {
+      const delivery = await sandbox.injectInbound(body);
+      return reply(response, 200, { wamid: delivery.wamid, webhook_status: delivery.status, error: delivery.error });
+    } catch (error) {
+      if (error instanceof InboundError) return reply(response, 400, { error: error.message });
+      throw error;
+    }
   }
   if (!response.headersSent) reply(response, 404, { error: `no control route ${route}` });
 }

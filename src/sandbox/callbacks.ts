@@ -1,9 +1,9 @@
 // The sandbox's outgoing side: signed status and inbound callbacks POSTed to the gateway's webhook.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Agent, request } from 'undici';
-import type { InboundText } from '../../schemas/sandbox';
-import { signBody } from '../webhooks/signature';
-import { freshWamid, inboundTextPayload, statusCallbackPayload, type AccountInfo } from './sandbox-wire';
+import { inboundPayload, statusCallbackPayload, type AccountInfo, type InboundMedia } from './envelopes';
+import { escapeNonAscii, signBody } from './sign';
+import { freshWamid } from './wire';
 
 export interface CallbackSettings {
   /** Where callbacks go, e.g. http://127.0.0.1:3000/api/messaging/webhook; none: nothing is posted. */
@@ -18,6 +18,7 @@ export interface CallbackSettings {
 
 export interface Delivery {
   kind: 'status' | 'inbound';
+  /** The bytes posted: JSON with non-ASCII escaped, as the network sends it. */
   body: string;
   signature: string | null;
   /** The webhook's HTTP status; null when it could not be reached (see `error`). */
@@ -43,7 +44,7 @@ export function createCallbackPoster(initial: CallbackSettings, closing: AbortSi
   }
 
   async function post(kind: Delivery['kind'], payload: unknown): Promise<Delivery> {
-    const body = JSON.stringify(payload);
+    const body = escapeNonAscii(JSON.stringify(payload));
     const signature = settings.appSecret ? signBody(body, settings.appSecret) : null;
     const delivery: Delivery = { kind, body, signature, status: null, error: null };
     deliveries.push(delivery);
@@ -70,19 +71,19 @@ export function createCallbackPoster(initial: CallbackSettings, closing: AbortSi
       Object.assign(settings, changes);
     },
     /** sent, delivered, read — each after `delayMs`, one after the other. */
-    statuses(account: Account, wamid: string, recipient: string): void {
+    statuses(account: Account, wamid: string, recipient: string, bizOpaqueCallbackData?: string): void {
       if (!settings.enabled || !settings.webhookUrl) return;
       void track((async () => {
         for (const status of ['sent', 'delivered', 'read'] as const) {
           await sleep(settings.delayMs, undefined, { signal: closing });
-          await post('status', statusCallbackPayload(account.phoneNumberId, { wamid, status, recipient, timestamp: nowSeconds() }, account));
+          await post('status', statusCallbackPayload(account.phoneNumberId, { wamid, status, recipient, timestamp: nowSeconds(), bizOpaqueCallbackData }, account));
         }
       })().catch(() => undefined));
     },
-    async inbound(account: Account, inbound: InboundText): Promise<Delivery & { wamid: string }> {
+    async inbound(account: Account, inbound: { from: string; name?: string; text?: string; media?: InboundMedia }): Promise<Delivery & { wamid: string }> {
       const wamid = freshWamid();
-      const fact = { wamid, from: inbound.from, name: inbound.name ?? 'Sandbox Contact', text: inbound.text, timestamp: nowSeconds() };
-      const delivery = await track(post('inbound', inboundTextPayload(account.phoneNumberId, fact, account)));
+      const fact = { wamid, from: inbound.from, name: inbound.name ?? 'Sandbox Contact', text: inbound.text, media: inbound.media, timestamp: nowSeconds() };
+      const delivery = await track(post('inbound', inboundPayload(account.phoneNumberId, fact, account)));
       return { ...delivery, wamid };
     },
     async settled(): Promise<void> {

@@ -1,20 +1,29 @@
-// The sandbox's side of the wire format: the network's refusals, fresh wamids, signed webhook envelopes.
-import { createHash, randomBytes } from 'node:crypto';
-import type { NetworkCallback, NetworkCallbackValue, NetworkErrorAnswer, NetworkSendAnswer, NetworkStatus } from '../../schemas/network';
+// The sandbox's answers in the network's wire format: its refusals (error envelope), fresh wamids and ids, send answers.
+import { randomBytes, randomInt } from 'node:crypto';
+import type { NetworkErrorAnswer, NetworkSendAnswer } from '../../schemas/network';
 import type { SandboxErrorName } from '../../schemas/sandbox';
-import { MESSAGING_PRODUCT, WEBHOOK_OBJECT } from './client';
+import { MESSAGING_PRODUCT } from '../messaging/client';
 
 export interface AccountInfo { phoneNumberId: string; displayPhoneNumber: string; businessAccountId: string }
+
+export type SandboxRefusal = SandboxErrorName | 'unknown_object' | 'media_upload' | 'unknown_path' | 'too_large';
 
 interface ErrorSpec { status: number; code: number; subcode?: number; type: string; message: string; details?: string }
 
 /** The real network's answers for each refusal (HTTP status, code, message, details). */
-const ERRORS: Record<SandboxErrorName, ErrorSpec> = {
+const ERRORS: Record<SandboxRefusal, ErrorSpec> = {
   bad_token: { status: 401, code: 190, type: 'OAuthException', message: 'Invalid OAuth access token - Cannot parse access token' },
   unknown_phone_number: {
     status: 400, code: 100, subcode: 33, type: 'GraphMethodException',
     message: 'Unsupported post request. Object with ID does not exist, cannot be loaded due to missing permissions, or does not support this operation.',
   },
+  unknown_object: {
+    status: 400, code: 100, subcode: 33, type: 'GraphMethodException',
+    message: 'Unsupported get request. Object with ID does not exist, cannot be loaded due to missing permissions, or does not support this operation.',
+  },
+  unknown_path: { status: 400, code: 2500, type: 'OAuthException', message: 'Unknown path components' },
+  media_upload: { status: 400, code: 131053, type: 'OAuthException', message: '(#131053) Media upload error', details: 'The file could not be uploaded.' },
+  too_large: { status: 413, code: 100, type: 'OAuthException', message: '(#100) Request too large', details: 'The request body is too large.' },
   invalid_parameter: { status: 400, code: 100, type: 'OAuthException', message: '(#100) Invalid parameter', details: 'The request body does not match the API.' },
   undeliverable: {
     status: 400, code: 131026, type: 'OAuthException', message: '(#131026) Message Undeliverable',
@@ -32,8 +41,9 @@ const ERRORS: Record<SandboxErrorName, ErrorSpec> = {
 
 const fbtraceId = () => randomBytes(12).toString('base64url');
 
-export function errorAnswer(name: SandboxErrorName): { status: number; body: NetworkErrorAnswer } {
-  const spec = ERRORS[name];
+/** The network's refusal `name`; `details` replaces its generic details (e.g. naming the bad field). */
+export function errorAnswer(name: SandboxRefusal, details?: string): { status: number; body: NetworkErrorAnswer } {
+  const spec = details === undefined ? ERRORS[name] : { ...ERRORS[name], details };
   return {
     status: spec.status,
     body: {
@@ -50,6 +60,9 @@ export function errorAnswer(name: SandboxErrorName): { status: number; body: Net
 /** `wamid.` and base64, like the network's ids. */
 export const freshWamid = (): string => 'wamid.' + randomBytes(30).toString('base64');
 
+/** A numeric id like the network's media ids. */
+export const freshMediaId = (): string => String(randomInt(1, 2 ** 47)) + String(randomInt(100, 1000));
+
 export function sendAnswer(to: string, waId: string, wamid: string, template: boolean): NetworkSendAnswer {
   return {
     messaging_product: MESSAGING_PRODUCT,
@@ -58,46 +71,6 @@ export function sendAnswer(to: string, waId: string, wamid: string, template: bo
   };
 }
 
-const DEFAULT_ACCOUNT = { displayPhoneNumber: '15550000000', businessAccountId: '100000000000000' };
 
-type CallbackItems = Pick<NetworkCallbackValue, 'contacts' | 'messages' | 'statuses'>;
-
-function envelope(phoneNumberId: string, account: Partial<AccountInfo>, value: CallbackItems): NetworkCallback {
-  const { displayPhoneNumber, businessAccountId } = { ...DEFAULT_ACCOUNT, ...account };
-  return {
-    object: WEBHOOK_OBJECT,
-    entry: [{
-      id: businessAccountId,
-      changes: [{
-        value: { messaging_product: MESSAGING_PRODUCT, metadata: { display_phone_number: displayPhoneNumber, phone_number_id: phoneNumberId }, ...value },
-        field: 'messages',
-      }],
-    }],
-  };
-}
-
-export interface StatusFact { wamid: string; status: 'sent' | 'delivered' | 'read'; recipient: string; timestamp: number }
-
-/** A status callback shaped like the network's (conversation + pricing; `sent` carries the window's expiry). */
-export function statusCallbackPayload(phoneNumberId: string, fact: StatusFact, account: Partial<AccountInfo> = {}): NetworkCallback {
-  const conversationId = createHash('md5').update(`${phoneNumberId}:${fact.recipient}`).digest('hex');
-  const status: NetworkStatus = {
-    id: fact.wamid, status: fact.status, timestamp: String(fact.timestamp), recipient_id: fact.recipient,
-    conversation: {
-      id: conversationId,
-      ...(fact.status === 'sent' ? { expiration_timestamp: String(fact.timestamp + 86_400) } : {}),
-      origin: { type: 'business_initiated' },
-    },
-    pricing: { billable: true, pricing_model: 'CBP', category: 'business_initiated' },
-  };
-  return envelope(phoneNumberId, account, { statuses: [status] });
-}
-
-export interface InboundFact { wamid: string; from: string; name: string; text: string; timestamp: number }
-
-export function inboundTextPayload(phoneNumberId: string, fact: InboundFact, account: Partial<AccountInfo> = {}): NetworkCallback {
-  return envelope(phoneNumberId, account, {
-    contacts: [{ profile: { name: fact.name }, wa_id: fact.from }],
-    messages: [{ from: fact.from, id: fact.wamid, timestamp: String(fact.timestamp), text: { body: fact.text }, type: 'text' }],
-  });
-}
+/** An injected inbound message the sandbox cannot post (the control API answers it 400). */
+export class InboundError extends Error {}
