@@ -11,6 +11,7 @@ import errorHandler, { clientError, routingError } from './plugins/error-handler
 import messagingPlugin from './plugins/messaging';
 import openapi from './plugins/openapi';
 import passwordsPlugin from './plugins/passwords';
+import sendSettlement from './plugins/send-settlement';
 import securityHeaders from './plugins/security-headers';
 import slowClients, { slowClientOptions } from './plugins/slow-clients';
 import validation from './plugins/validation';
@@ -121,6 +122,7 @@ export async function buildApp(config: Config, options: AppOptions = {}) {
   await app.register(openapi);
   await app.register(messagingPlugin);
   await app.register(webhookInbox);
+  await app.register(sendSettlement);
 
   await app.register(healthRoutes);
   await app.register(messageRoutes);
