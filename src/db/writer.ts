@@ -39,6 +39,12 @@ export interface Writer {
 
 const PROBE_SQL = 'CREATE TABLE readiness_probe (x); DROP TABLE readiness_probe;';
 
+class TransactionLost extends Error {
+  constructor(readonly error: unknown) {
+    super('the transaction was rolled back under a write body');
+  }
+}
+
 export function createWriter(client: Database.Database, options: WriterOptions = {}): Writer {
   let queue: Job[] = [];
   let batches = 0;
@@ -70,10 +76,24 @@ export function createWriter(client: Database.Database, options: WriterOptions =
         return { ok: true, value: atomic(job.body) };
       } catch (error) {
         // A disk or I/O fault can roll back the whole transaction under us: then the batch as a whole failed.
-        if (!client.inTransaction) throw error;
+        if (!client.inTransaction) throw new TransactionLost(error);
         return { ok: false, error };
       }
     })) as Outcome[];
+  }
+
+  /**
+   * SQLite rolled the transaction back under a body (it does so on a full disk or an I/O error), but the body caught
+   * that error itself and we see only a follow-up one. A probe write tells the storage fault, if that is what it was.
+   */
+  function lostBecause(lost: TransactionLost): unknown {
+    if (storageFaultReason(lost.error) !== undefined) return lost.error;
+    try {
+      atomic.immediate(() => client.exec(PROBE_SQL));
+    } catch (probeError) {
+      if (storageFaultReason(probeError) !== undefined) return probeError;
+    }
+    return lost.error;
   }
 
   function flush(): void {
@@ -84,7 +104,7 @@ export function createWriter(client: Database.Database, options: WriterOptions =
       outcomes = runBatch(batch);
     } catch (error) {
       // Nothing of the batch is stored: every caller learns it.
-      const answered = noteError(error);
+      const answered = noteError(error instanceof TransactionLost ? lostBecause(error) : error);
       for (const job of batch) job.reject(answered);
       return;
     }
