@@ -102,7 +102,11 @@ export async function sendMessage(deps: SendDeps, user: UserRow, message: Outbou
   }
 
   const { id } = claimed;
-  const result = await deps.client.send(account, message);
+  const result = await deps.client.send(account, message).catch((error: unknown) => {
+    // The client never throws by contract; if it did, the settle job must still be free to settle this message.
+    deps.tracker.end(id);
+    throw error;
+  });
   const settledAt = deps.now().getTime();
 
   if (result.kind !== 'accepted') {
