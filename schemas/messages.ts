@@ -57,3 +57,18 @@ export const Upstream = Type.Object({
 
 /** 502 MESSAGING_REJECTED and 429 MESSAGING_RATE_LIMITED. */
 export const UpstreamErrorResponse = Type.Composite([ErrorResponse, Type.Object({ upstream: Upstream })]);
+
+/** 502: MESSAGING_REJECTED (with `upstream`) or MESSAGING_OUTCOME_UNKNOWN (with the message `id` of the first request). */
+export const SendBadGatewayResponse = Type.Composite([ErrorResponse, Type.Object({
+  upstream: Type.Optional(Upstream),
+  id: Type.Optional(Nullable(Type.Integer({ description: 'MESSAGING_OUTCOME_UNKNOWN: the message the first request stored' }))),
+  wamid: Type.Optional(Type.String()),
+  sent: Type.Optional(Type.Boolean()),
+})], { additionalProperties: true });
+
+/** 503 STORAGE_UNAVAILABLE: after the network accepted the message, `sent: true` with its `id` and `wamid` (do not send again). */
+export const SendStorageResponse = Type.Composite([ErrorResponse, Type.Object({
+  id: Type.Optional(Type.Integer()),
+  wamid: Type.Optional(Type.String()),
+  sent: Type.Optional(Type.Boolean()),
+})], { additionalProperties: true });

@@ -12,6 +12,7 @@ import messagingPlugin from './plugins/messaging';
 import openapi from './plugins/openapi';
 import passwordsPlugin from './plugins/passwords';
 import retentionPlugin from './plugins/retention';
+import sendSettlement from './plugins/send-settlement';
 import securityHeaders from './plugins/security-headers';
 import slowClients, { slowClientOptions } from './plugins/slow-clients';
 import validation from './plugins/validation';
@@ -123,6 +124,7 @@ export async function buildApp(config: Config, options: AppOptions = {}) {
   await app.register(messagingPlugin);
   await app.register(webhookInbox);
   await app.register(retentionPlugin);
+  await app.register(sendSettlement);
 
   await app.register(healthRoutes);
   await app.register(messageRoutes);

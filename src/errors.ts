@@ -19,3 +19,38 @@ export const forbidden = (message = 'Your role may not do this') => new AppError
 export const accountDisabled = () => new AppError(403, 'ACCOUNT_DISABLED', 'This account is disabled');
 export const userNotFound = () => new AppError(404, 'USER_NOT_FOUND', 'User not found');
 export const lastAdmin = () => new AppError(409, 'LAST_ADMIN', 'This is the last active administrator; make another user an active ADMIN first');
+
+/** Seconds a client is told to wait when storage refuses writes: long enough for an operator's fix to matter. */
+export const STORAGE_RETRY_AFTER_S = 10;
+
+// SQLite result codes (extended codes share the prefix) that mean the store cannot take writes right now, and why.
+const STORAGE_FAULTS: [code: string, reason: string][] = [
+  ['SQLITE_FULL', 'the disk is full'],
+  ['SQLITE_IOERR', 'the disk reports an I/O error'],
+  ['SQLITE_READONLY', 'the database file is read-only'],
+  ['SQLITE_CANTOPEN', 'the database file cannot be opened'],
+  ['SQLITE_CORRUPT', 'the database file is damaged'],
+  ['SQLITE_NOTADB', 'the database file is damaged'],
+  ['SQLITE_BUSY', 'the database is locked by another process'],
+  ['SQLITE_PROTOCOL', 'the database is locked by another process'],
+];
+
+/** Why storage refused, for a SQLite error that is a storage fault (not a bug or a constraint); undefined otherwise. */
+export function storageFaultReason(error: unknown): string | undefined {
+  if (!(error instanceof Error) || error.name !== 'SqliteError') return undefined;
+  const code = String((error as { code?: unknown }).code ?? '');
+  return STORAGE_FAULTS.find(([prefix]) => code === prefix || code.startsWith(`${prefix}_`))?.[1];
+}
+
+/** 503 STORAGE_UNAVAILABLE: nothing of the request was stored; retry later. */
+export function storageUnavailable(reason: string): AppError {
+  return new AppError(503, 'STORAGE_UNAVAILABLE', `The gateway cannot store data right now (${reason}); nothing was changed, retry later`,
+    undefined, { 'retry-after': String(STORAGE_RETRY_AFTER_S) });
+}
+
+/** The AppError a storage fault is answered with, or undefined when `error` is not one. Already mapped errors pass through. */
+export function asStorageError(error: unknown): AppError | undefined {
+  if (error instanceof AppError) return error.code === 'STORAGE_UNAVAILABLE' ? error : undefined;
+  const reason = storageFaultReason(error);
+  return reason === undefined ? undefined : storageUnavailable(reason);
+}

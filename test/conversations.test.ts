@@ -131,6 +131,9 @@ t.test('the exact answer: contact, counts, service window, every message field a
 
 t.test('pending, failed-before-sending, failed-then-delivered and flagged inbound messages', async (t) => {
   const { app, ana } = await setup(t);
+  // Seeded after the start-up pass: a pending send this old would otherwise be settled as interrupted.
+  await app.ready();
+  await app.settleInterrupted.run();
   const pending = outbound(app, ana.id, { to: '15551230002', at: NOW - 4 * HOUR, accepted: false });
   const unreachable = outbound(app, ana.id, { to: '15551230002', at: NOW - 3 * HOUR,
     failed: { code: 'MESSAGING_UNAVAILABLE', title: 'No answer from the messaging network in time', details: null } });

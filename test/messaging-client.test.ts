@@ -171,3 +171,22 @@ t.test('Retry-After is read as seconds or as an HTTP date', async (t) => {
   t.equal(parseRetryAfter('soon', now), undefined);
   t.equal(parseRetryAfter(undefined, now), undefined);
 });
+
+t.test('a failed call is logged with its cause (code and message), never with the token', async (t) => {
+  const sandbox = await testSandbox(t);
+  const logged: { details: Record<string, unknown>; message: string }[] = [];
+  const log = { warn: (details: object, message: string) => logged.push({ details: details as Record<string, unknown>, message }) };
+  const client = createMessagingClient({ baseUrl: `${sandbox.url}/v23.0`, timeoutMs: 2000, log });
+  t.teardown(() => client.close());
+  // A token with a character no HTTP header may carry: undici refuses before sending anything.
+  const badToken = `${TOKEN}\nX-Injected: 1`;
+  t.match(await client.send({ phoneNumberId: PHONE_ID, token: badToken }, text), { kind: 'unavailable', reason: 'unreachable', detail: 'UND_ERR_INVALID_ARG' });
+  t.equal(sandbox.requests.length, 0);
+  t.match(logged, [{ message: 'messaging network call failed', details: { code: 'UND_ERR_INVALID_ARG', error: 'invalid authorization header', answered: false } }]);
+
+  await sandbox.close();
+  t.match(await client.send(account, text), { kind: 'unavailable', detail: 'ECONNREFUSED' });
+  t.match(logged.at(-1), { message: 'messaging network call failed', details: { code: 'ECONNREFUSED', error: /ECONNREFUSED/ } });
+  const everything = JSON.stringify(logged);
+  t.notOk(everything.includes(TOKEN), 'the token is in no log entry');
+});

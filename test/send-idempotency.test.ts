@@ -96,3 +96,16 @@ t.test('a key longer than 128 characters is a 400 naming the header', async (t) 
   t.equal((await ctx.sendText('Hi', key('k'.repeat(128)))).statusCode, 201);
   t.equal(ctx.sandbox.requests.length, 1);
 });
+
+t.test('a key in flight is never taken over, however old: 409 while its request runs, then its answer', async (t) => {
+  let now = NOW.getTime();
+  const ctx = await sendingApp(t, { options: { now: () => new Date(now) } });
+  ctx.sandbox.enqueue({ kind: 'accept', delayMs: 300 });
+  const first = ctx.sendText('Hi', key('long'));
+  while (ctx.sandbox.requests.length === 0) await new Promise((resolve) => setTimeout(resolve, 10));
+  now += 3600 * 1000;
+  const duplicate = await ctx.sendText('Hi', key('long'));
+  t.equal(duplicate.statusCode, 409, 'an hour later, still the first request\'s key');
+  t.equal((await first).statusCode, 201);
+  t.equal(ctx.sandbox.requests.length, 1);
+});

@@ -77,18 +77,63 @@ t.test('an outcome that cannot be recorded: 200, the event stays pending with no
   t.equal(second.app.messagesRepo.history(sentId).length, 1);
 });
 
-t.test('a batch that cannot be stored is not acknowledged (5xx: the network delivers it again)', async (t) => {
+t.test('a batch that cannot be stored is not acknowledged (503 with Retry-After: the network delivers it again)', async (t) => {
   const { app } = await start(t, tempDir(t));
   await createUser(app, { email: 'owner@example.com', messagingPhoneNumberId: PHONE });
-  app.db.$client.exec(`CREATE TEMP TRIGGER full BEFORE INSERT ON main.webhook_events BEGIN SELECT RAISE(ABORT, 'disk full'); END`);
+  // The database file takes no writes (SQLite's own read-only refusal, on the app's connection).
+  app.db.$client.pragma('query_only = ON');
   const responses = await Promise.all([deliver(app, twoMessages, SECRET), deliver(app, otherCallback, SECRET)]);
   for (const res of responses) {
-    t.equal(res.statusCode, 500);
-    t.same(res.json(), { statusCode: 500, code: 'INTERNAL_ERROR', error: 'Internal Server Error', message: 'Something went wrong; the error is logged with this request id' });
+    t.equal(res.statusCode, 503);
+    t.equal(res.headers['retry-after'], '10');
+    t.same(res.json(), { statusCode: 503, code: 'STORAGE_UNAVAILABLE', error: 'Service Unavailable',
+      message: 'The gateway cannot store data right now (the database file is read-only); nothing was changed, retry later' });
   }
-  app.db.$client.exec('DROP TRIGGER temp.full');
+  app.db.$client.pragma('query_only = OFF');
   t.same(inboxRows(app), []);
   t.equal(messageCount(app), 0);
+  const again = await deliver(app, twoMessages, SECRET);
+  t.equal(again.statusCode, 200, 'the redelivery is taken once storage is back');
+  t.equal(messageCount(app), 2);
+});
+
+t.test('a full disk while a callback is processed in its request: 503, nothing stored, nothing half-applied', async (t) => {
+  const { app } = await start(t, tempDir(t));
+  await createUser(app, { email: 'owner@example.com', messagingPhoneNumberId: PHONE });
+  const client = app.db.$client;
+  const pages = client.pragma('page_count', { simple: true }) as number;
+  client.pragma(`max_page_count = ${pages}`);
+  // A message text larger than a page: storing the raw callback needs fresh pages the file may not grow to.
+  const big = envelope(PHONE, { messages: [textItem('wamid.big', '15551234567', 1767225600, 'b'.repeat(100_000))] });
+  const res = await deliver(app, big, SECRET);
+  t.equal(res.statusCode, 503);
+  t.match(res.json(), { code: 'STORAGE_UNAVAILABLE', message: /the disk is full/ });
+  t.same(inboxRows(app), []);
+  t.equal(messageCount(app), 0);
+  client.pragma(`max_page_count = ${pages + 10_000}`);
+  t.equal((await deliver(app, big, SECRET)).statusCode, 200);
+  t.equal(messageByWamid(app, 'wamid.big')?.text?.length, 100_000);
+});
+
+t.test('the disk fills up while a stored callback is processed: 503, not a bare 500, and nothing kept half-done', async (t) => {
+  const { app } = await start(t, tempDir(t));
+  const user = await createUser(app, { email: 'owner@example.com', messagingPhoneNumberId: PHONE });
+  const client = app.db.$client;
+  client.pragma(`max_page_count = ${client.pragma('page_count', { simple: true }) as number}`);
+  // The messages fill what the file holds; the small raw callback itself still fits beside them.
+  const conversation = app.messagesRepo.conversationId(user.id, '15550000000', null, 0, null);
+  const filler = client.prepare(`INSERT INTO messages (user_id, conversation_id, direction, type, status, payload_json, created_at)
+    VALUES (?, ?, 'outbound', 'text', 'accepted', '{}', 0)`);
+  t.throws(() => { for (;;) filler.run(user.id, conversation); }, { code: 'SQLITE_FULL' });
+  const before = messageCount(app);
+  const res = await deliver(app, otherCallback, SECRET);
+  t.equal(res.statusCode, 503);
+  t.match(res.json(), { code: 'STORAGE_UNAVAILABLE', message: /the disk is full/ });
+  t.same(inboxRows(app), []);
+  t.equal(messageCount(app), before);
+  client.pragma('max_page_count = 1000000');
+  t.equal((await deliver(app, otherCallback, SECRET)).statusCode, 200);
+  t.match(inboxRows(app), [{ state: 'processed' }]);
 });
 
 t.test('a start-up with nothing to replay logs nothing about it', async (t) => {

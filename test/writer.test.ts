@@ -53,9 +53,9 @@ t.test('writes after a batch form the next one; writeNow commits at once', async
   t.same(writer.stats(), { batches: 2, writes: 2 });
 });
 
-t.test('a write that finds the disk full fails with SQLITE_FULL and stores nothing of itself', async (t) => {
+t.test('a write that finds the disk full fails with 503 STORAGE_UNAVAILABLE and stores nothing of itself; the writer recovers', async (t) => {
   const { db, reader, insert } = open(t);
-  const writer = createWriter(db);
+  const writer = createWriter(db, { probeEveryMs: 0 });
   // A full database: the file may not grow past its current pages.
   const pages = db.pragma('page_count', { simple: true }) as number;
   db.pragma(`max_page_count = ${pages}`);
@@ -63,6 +63,54 @@ t.test('a write that finds the disk full fails with SQLITE_FULL and stores nothi
   const results = await Promise.allSettled([writer.write(() => insert.run('small')), writer.write(() => insert.run(big))]);
   t.ok(results.some((r) => r.status === 'rejected'), 'the write that needs new pages fails');
   const failure = results.find((r) => r.status === 'rejected') as PromiseRejectedResult;
-  t.match(failure.reason, { code: 'SQLITE_FULL' });
+  t.match(failure.reason, { statusCode: 503, code: 'STORAGE_UNAVAILABLE', message: /the disk is full/, headers: { 'retry-after': '10' } });
   t.ok((reader.prepare('SELECT count(*) FROM items WHERE name = ?').pluck().get(big) as number) === 0, 'the big row is not stored');
+  t.match(writer.health(), { ok: false, code: 'SQLITE_FULL', reason: 'the disk is full' });
+  t.match(await writer.checkWrites(), { ok: false, code: 'SQLITE_FULL' }, 'the probe write needs a page too');
+  t.same(reader.prepare("SELECT name FROM sqlite_master WHERE name = 'readiness_probe'").all(), [], 'the probe leaves no table');
+
+  db.pragma(`max_page_count = ${pages + 1000}`);
+  const probed = writer.stats().batches;
+  t.same(await writer.checkWrites(), { ok: true }, 'space is back: the probe write commits');
+  t.equal(writer.stats().batches, probed + 1, 'one probe write');
+  t.same(reader.prepare("SELECT name FROM sqlite_master WHERE name = 'readiness_probe'").all(), []);
+  await writer.write(() => insert.run(big));
+  t.same(await writer.checkWrites(), { ok: true });
+  t.equal(writer.stats().batches, probed + 2, 'healthy: checking writes writes nothing');
+});
+
+t.test('errors that are not storage faults leave the writer healthy and pass through unchanged', async (t) => {
+  const { db, insert } = open(t);
+  const writer = createWriter(db, { onHealthChange: () => t.fail('no health change') });
+  await writer.write(() => insert.run('a'));
+  await t.rejects(writer.write(() => insert.run('a')), { code: 'SQLITE_CONSTRAINT_UNIQUE' });
+  t.same(writer.health(), { ok: true });
+});
+
+t.test('a read-only database: 503 with the reason, told once', async (t) => {
+  const { db } = open(t);
+  const path = db.name;
+  const readonly = new Database(path, { readonly: true });
+  t.teardown(() => readonly.close());
+  const changes: unknown[] = [];
+  const writer = createWriter(readonly, { onHealthChange: (h) => changes.push(h) });
+  for (let i = 0; i < 2; i++) {
+    await t.rejects(writer.write(() => readonly.prepare("INSERT INTO items (name) VALUES ('x')").run()),
+      { statusCode: 503, code: 'STORAGE_UNAVAILABLE', message: /read-only/ });
+  }
+  t.match(changes, [{ ok: false, code: /^SQLITE_READONLY/ }]);
+});
+
+t.test('while faulted, readiness checks write at most once per interval', async (t) => {
+  const { db, insert } = open(t);
+  const writer = createWriter(db, { probeEveryMs: 3_600_000 });
+  db.pragma(`max_page_count = ${db.pragma('page_count', { simple: true }) as number}`);
+  await t.rejects(writer.write(() => insert.run('x'.repeat(64 * 1024))), { code: 'STORAGE_UNAVAILABLE' });
+  t.match(await writer.checkWrites(), { ok: false, code: 'SQLITE_FULL' });
+  const after = writer.stats();
+  db.pragma('max_page_count = 100000');
+  t.match(await writer.checkWrites(), { ok: false }, 'the last answer: no second probe within the interval');
+  t.same(writer.stats(), after);
+  await writer.write(() => insert.run('small'));
+  t.same(await writer.checkWrites(), { ok: true }, 'any committed write clears the fault');
 });

@@ -23,6 +23,8 @@ export interface NewInbound {
 export interface StatusEvent { status: CallbackStatus | (string & {}); at: number; errorJson: string | null }
 const RANKED = new Set<string>(['sent', 'delivered', 'read', 'failed']);
 const isRanked = (status: string): status is CallbackStatus => RANKED.has(status);
+/** An outbound message whose send has not stored its outcome. */
+export interface PendingOutbound { id: number; userId: number; createdAt: number }
 
 /** `render` keeps each message's listed JSON current: every method that changes a message renders it again. */
 export function createMessagesRepo(db: DB, render: RenderMessage) {
@@ -77,6 +79,13 @@ export function createMessagesRepo(db: DB, render: RenderMessage) {
     VALUES (@userId, @conversationId, 'outbound', @type, @text, @to, 'pending', 0, @payloadJson, @templateJson, @createdAt)`);
   const fail = client.prepare<[string, number, number]>(
     `UPDATE messages SET status = 'failed', status_rank = ${STATUS_RANK.failed}, error_json = ?, status_updated_at = ? WHERE id = ?`);
+  // Interrupted sends (SPEC §5 item 6): a bounded id range per statement, so no scan holds the event loop for long.
+  const pendingInRange = client.prepare<[number, number], PendingOutbound>(`SELECT id, user_id AS userId, created_at AS createdAt
+    FROM messages WHERE id > ? AND id <= ? AND direction = 'outbound' AND status = 'pending' AND wamid IS NULL ORDER BY id`);
+  const lastId = client.prepare<[], number>('SELECT coalesce(max(id), 0) FROM messages').pluck();
+  // Conditional: a send that stored its answer meanwhile (or any wamid at all) is never touched.
+  const interrupt = client.prepare<[string, number, number]>(`UPDATE messages SET status = 'failed', status_rank = ${STATUS_RANK.failed},
+    error_json = ?, status_updated_at = ? WHERE id = ? AND direction = 'outbound' AND status = 'pending' AND wamid IS NULL`);
   const conversationId = (userId: number, waId: string, name: string | null, at: number, inboundAt: number | null) =>
     touchConversation.get(userId, waId, name, at, inboundAt)!.id;
 
@@ -142,6 +151,17 @@ export function createMessagesRepo(db: DB, render: RenderMessage) {
       });
       if (inserted.changes > 0) listed.refresh(Number(inserted.lastInsertRowid));
       return inserted.changes > 0;
+    },
+
+    /** Outbound messages still `pending` without a wamid with `afterId < id <= upToId`, oldest first (a read). */
+    pendingOutboundIn: (afterId: number, upToId: number): PendingOutbound[] => pendingInRange.all(afterId, upToId),
+    /** The highest message id so far (0 when none). */
+    lastId: (): number => lastId.get() ?? 0,
+    /** `failed` with `errorJson` if it is still pending without a wamid (call inside a write); whether it moved. */
+    markInterrupted(messageId: number, errorJson: string, at: number): boolean {
+      const moved = interrupt.run(errorJson, at, messageId).changes > 0;
+      if (moved) listed.refresh(messageId);
+      return moved;
     },
 
     findById: (id: number): MessageRow | undefined => db.select().from(messages).where(eq(messages.id, id)).get(),

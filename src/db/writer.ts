@@ -1,27 +1,74 @@
 // The one door for writes: concurrent synchronous write bodies share one transaction, so one fsync (group commit).
+// It also knows whether storage takes writes: a storage fault (disk full, I/O error, read-only file …) is rejected as
+// 503 STORAGE_UNAVAILABLE and remembered until a write commits again.
 import type Database from 'better-sqlite3';
+import { asStorageError, storageFaultReason } from '../errors';
 
 interface Job { body: () => unknown; resolve: (value: unknown) => void; reject: (error: unknown) => void }
 type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
+
+/** Whether the last write reached the disk; when not, why (e.g. "the disk is full") and since when. */
+export type StorageHealth = { ok: true } | { ok: false; reason: string; code: string; since: number };
+
+export interface WriterOptions {
+  /** Told when storage starts refusing writes and when it takes them again (for the log). */
+  onHealthChange?: (health: StorageHealth) => void;
+  /** While storage refuses writes, readiness checks try a real write at most this often. */
+  probeEveryMs?: number;
+}
 
 export interface Writer {
   /**
    * Queues `body` (synchronous: no await inside) for the next batch. Each body runs in its own savepoint, so
    * one that throws is rolled back alone; the promise settles only after the whole batch committed.
+   * A storage fault rejects with the AppError 503 STORAGE_UNAVAILABLE (the one place such errors are mapped).
    */
   write<T>(body: () => T): Promise<T>;
   /** Runs `body` at once in a transaction of its own (start-up, shell commands): no batching. */
   writeNow<T>(body: () => T): T;
   /** Batches committed so far, and the bodies they held (for metrics and tests). */
   stats(): { batches: number; writes: number };
+  /** What the last write taught us; no I/O. */
+  health(): StorageHealth;
+  /**
+   * For readiness: healthy → at once, without writing. While faulted, a tiny write that needs a fresh page (a table
+   * created and dropped) tells whether storage is back, at most once per `probeEveryMs`; the last answer otherwise.
+   */
+  checkWrites(): Promise<StorageHealth>;
 }
 
-export function createWriter(client: Database.Database): Writer {
+const PROBE_SQL = 'CREATE TABLE readiness_probe (x); DROP TABLE readiness_probe;';
+
+class TransactionLost extends Error {
+  constructor(readonly error: unknown) {
+    super('the transaction was rolled back under a write body');
+  }
+}
+
+export function createWriter(client: Database.Database, options: WriterOptions = {}): Writer {
   let queue: Job[] = [];
   let batches = 0;
   let writes = 0;
+  let health: StorageHealth = { ok: true };
+  let probedAt = -Infinity;
   // better-sqlite3: a transaction function called inside another one runs as a savepoint.
   const atomic = client.transaction((body: () => unknown) => body());
+
+  function setHealth(next: StorageHealth): void {
+    if (next.ok === health.ok && (next.ok || (!health.ok && next.code === health.code))) return;
+    health = next;
+    options.onHealthChange?.(next);
+  }
+
+  /** A storage fault seen by any write; returns the error callers get. */
+  function noteError(error: unknown): unknown {
+    const reason = storageFaultReason(error);
+    if (reason !== undefined) {
+      const code = String((error as { code?: unknown }).code);
+      setHealth(health.ok ? { ok: false, reason, code, since: Date.now() } : { ...health, reason, code });
+    }
+    return asStorageError(error) ?? error;
+  }
 
   function runBatch(batch: Job[]): Outcome[] {
     return atomic.immediate(() => batch.map((job): Outcome => {
@@ -29,10 +76,24 @@ export function createWriter(client: Database.Database): Writer {
         return { ok: true, value: atomic(job.body) };
       } catch (error) {
         // A disk or I/O fault can roll back the whole transaction under us: then the batch as a whole failed.
-        if (!client.inTransaction) throw error;
+        if (!client.inTransaction) throw new TransactionLost(error);
         return { ok: false, error };
       }
     })) as Outcome[];
+  }
+
+  /**
+   * SQLite rolled the transaction back under a body (it does so on a full disk or an I/O error), but the body caught
+   * that error itself and we see only a follow-up one. A probe write tells the storage fault, if that is what it was.
+   */
+  function lostBecause(lost: TransactionLost): unknown {
+    if (storageFaultReason(lost.error) !== undefined) return lost.error;
+    try {
+      atomic.immediate(() => client.exec(PROBE_SQL));
+    } catch (probeError) {
+      if (storageFaultReason(probeError) !== undefined) return probeError;
+    }
+    return lost.error;
   }
 
   function flush(): void {
@@ -43,27 +104,49 @@ export function createWriter(client: Database.Database): Writer {
       outcomes = runBatch(batch);
     } catch (error) {
       // Nothing of the batch is stored: every caller learns it.
-      for (const job of batch) job.reject(error);
+      const answered = noteError(error instanceof TransactionLost ? lostBecause(error) : error);
+      for (const job of batch) job.reject(answered);
       return;
     }
     batches += 1;
     writes += batch.length;
+    // Committed: storage takes writes again, unless one of the bodies just hit a fault of its own.
+    const faults = outcomes.filter((o) => !o.ok && storageFaultReason(o.error) !== undefined);
+    if (faults.length === 0) setHealth({ ok: true });
     batch.forEach((job, i) => {
       const outcome = outcomes[i]!;
       if (outcome.ok) job.resolve(outcome.value);
-      else job.reject(outcome.error);
+      else job.reject(noteError(outcome.error));
+    });
+  }
+
+  function write<T>(body: () => T): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      // setImmediate runs after the I/O callbacks of this loop turn: every request that arrived with this one joins the batch.
+      if (queue.length === 0) setImmediate(flush);
+      queue.push({ body, resolve: resolve as (value: unknown) => void, reject });
     });
   }
 
   return {
-    write<T>(body: () => T): Promise<T> {
-      return new Promise<T>((resolve, reject) => {
-        // setImmediate runs after the I/O callbacks of this loop turn: every request that arrived with this one joins the batch.
-        if (queue.length === 0) setImmediate(flush);
-        queue.push({ body, resolve: resolve as (value: unknown) => void, reject });
-      });
+    write,
+    writeNow<T>(body: () => T): T {
+      try {
+        const value = atomic.immediate(body) as T;
+        setHealth({ ok: true });
+        return value;
+      } catch (error) {
+        throw noteError(error);
+      }
     },
-    writeNow: <T>(body: () => T): T => atomic.immediate(body) as T,
     stats: () => ({ batches, writes }),
+    health: () => health,
+    async checkWrites(): Promise<StorageHealth> {
+      const now = Date.now();
+      if (health.ok || now - probedAt < (options.probeEveryMs ?? 1000)) return health;
+      probedAt = now;
+      await write(() => client.exec(PROBE_SQL)).catch(() => undefined);
+      return health;
+    },
   };
 }

@@ -24,7 +24,11 @@ export type OutboundMessage =
 
 export interface MessagingAccount { phoneNumberId: string; token: string }
 
-export interface MessagingClientOptions { baseUrl: string; timeoutMs: number; connections?: number }
+export interface MessagingClientOptions {
+  baseUrl: string; timeoutMs: number; connections?: number;
+  /** Where a failed call's cause is logged (its error code and message, never the token). */
+  log?: { warn(details: object, message: string): void };
+}
 
 /** The JSON body of `POST /{phone_number_id}/messages`; template params become body parameters in order. */
 export function wireBody(message: OutboundMessage): NetworkSendRequest {
@@ -48,6 +52,14 @@ function backoffMs(attempt: number): number {
 }
 
 const errorCode = (error: unknown): string => (error as { code?: unknown })?.code?.toString() ?? 'UNKNOWN';
+
+/** The error's own message (and its cause's), with the token masked wherever it might appear. */
+function errorMessage(error: unknown, token: string): string {
+  const text = (e: unknown) => (e instanceof Error ? e.message : String(e));
+  const cause = error instanceof Error && error.cause !== undefined ? ` (cause: ${text(error.cause)})` : '';
+  const message = `${text(error)}${cause}`;
+  return token === '' ? message : message.split(token).join('[redacted]');
+}
 
 export function createMessagingClient(options: MessagingClientOptions) {
   const base = new URL(options.baseUrl);
@@ -83,6 +95,9 @@ export function createMessagingClient(options: MessagingClientOptions) {
       return readAnswer(answer.statusCode, Array.isArray(retryAfter) ? retryAfter[0] : retryAfter, text, to);
     } catch (error) {
       const code = errorCode(error);
+      // The status we answer (504) alone cannot tell a refused connection from, say, a token undici will not put in a header.
+      options.log?.warn({ code, error: errorMessage(error, token), timedOut, answered, path },
+        'messaging network call failed');
       if (timedOut || TIMEOUTS.has(code)) return timeout(`no complete answer within ${deadlineMs} ms`);
       // Broken off after the network began to answer: it may have accepted the message.
       if (answered) return { result: { kind: 'unavailable', reason: 'bad_answer', detail: code }, retry: false };

@@ -57,7 +57,10 @@ export default fp(async function database(app: FastifyInstance, options: { path:
     return token;
   });
   app.decorate('db', db);
-  app.decorate('writer', createWriter(db.$client));
+  app.decorate('writer', createWriter(db.$client, {
+    onHealthChange: (health) => (health.ok ? app.log.info('storage takes writes again')
+      : app.log.error({ code: health.code, reason: health.reason }, 'storage refuses writes: every write answers 503 until it is fixed')),
+  }));
   app.decorate('usersRepo', usersRepo);
   app.decorate('creditsRepo', createCreditsRepo(db));
   app.decorate('messagesRepo', createMessagesRepo(db, listedMessageJson));

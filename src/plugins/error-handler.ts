@@ -4,7 +4,7 @@ import { STATUS_CODES, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
-import { AppError } from '../errors';
+import { AppError, asStorageError } from '../errors';
 import { BASELINE_HEADERS } from './security-headers';
 
 // Fastify's own error codes that are client errors, and the code we answer with.
@@ -77,7 +77,9 @@ export function routingError(error: FastifyError, request: FastifyRequest, reply
 }
 
 export default fp(async function errorHandler(app: FastifyInstance) {
-  app.setErrorHandler((error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
+  app.setErrorHandler((caught: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
+    // A storage fault from a write outside the writer (which maps its own) is answered alike: 503 with Retry-After.
+    const error = (asStorageError(caught) ?? caught) as FastifyError;
     if (error instanceof AppError) {
       if (error.headers) reply.headers(error.headers);
       return reply.code(error.statusCode).send({ ...errorBody(error.statusCode, error.code, error.message), ...error.extra });

@@ -10,7 +10,9 @@ declare module 'fastify' {
 }
 
 export default fp(async function messaging(app: FastifyInstance) {
-  const client = createMessagingClient({ baseUrl: app.config.messagingApiUrl, timeoutMs: app.config.messagingTimeoutMs });
+  const client = createMessagingClient({
+    baseUrl: app.config.messagingApiUrl, timeoutMs: app.config.messagingTimeoutMs, log: app.log,
+  });
   app.decorate('messagingClient', client);
   app.addHook('onClose', async () => {
     await client.close();

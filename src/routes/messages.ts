@@ -3,13 +3,15 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply } from 'fastify';
 import { SessionSecurity } from '../../schemas/auth';
 import { errors } from '../../schemas/common';
-import { IdempotencyHeaders, SendAnswer, SendTemplateBody, SendTextBody, UpstreamErrorResponse } from '../../schemas/messages';
+import {
+  IdempotencyHeaders, SendAnswer, SendBadGatewayResponse, SendStorageResponse, SendTemplateBody, SendTextBody, UpstreamErrorResponse,
+} from '../../schemas/messages';
 import { sendMessage, type SendDeps, type SendOutcome } from '../services/send-message';
 
 const messages: FastifyPluginAsyncTypebox = async (app) => {
   const deps: SendDeps = {
     writer: app.writer, messages: app.messagesRepo, credits: app.creditsRepo, idempotency: app.idempotencyRepo,
-    client: app.messagingClient, timezone: app.config.timezone, now: app.now,
+    client: app.messagingClient, tracker: app.sendTracker, timezone: app.config.timezone, now: app.now,
     openToken: app.openMessagingToken,
   };
   const schema = {
@@ -17,7 +19,7 @@ const messages: FastifyPluginAsyncTypebox = async (app) => {
     security: SessionSecurity,
     headers: IdempotencyHeaders,
     response: {
-      201: SendAnswer, 429: UpstreamErrorResponse, 502: UpstreamErrorResponse,
+      201: SendAnswer, 429: UpstreamErrorResponse, 502: SendBadGatewayResponse, 503: SendStorageResponse,
       ...errors(400, 401, 402, 403, 409, 413, 415, 422, 504),
     },
   };

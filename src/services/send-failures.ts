@@ -1,6 +1,6 @@
 // What a send that the network did not accept becomes: the error kept on the message, and the API error.
 import type { SendResult } from '../messaging/client';
-import { AppError } from '../errors';
+import { AppError, STORAGE_RETRY_AFTER_S } from '../errors';
 
 type Failure = Exclude<SendResult, { kind: 'accepted' }>;
 
@@ -36,4 +36,26 @@ export function failureError(result: Failure): AppError {
     case 'unavailable':
       return new AppError(504, 'MESSAGING_UNAVAILABLE', `${UNAVAILABLE_TITLES[result.reason]}; ${UNAVAILABLE_OUTCOMES[result.reason]}`);
   }
+}
+
+/** The network accepted the message but storage refused its answer (SPEC §5 item 7): sent, charged, never to be sent again. */
+export function sentButNotStored(id: number, wamid: string): AppError {
+  return new AppError(503, 'STORAGE_UNAVAILABLE',
+    `The message was sent (wamid ${wamid}) but the gateway cannot store that right now; do not send it again: it is stored as soon as storage takes writes again`,
+    { id, wamid, sent: true }, { 'retry-after': String(STORAGE_RETRY_AFTER_S) });
+}
+
+/**
+ * A repeat of an Idempotency-Key whose first request has no stored outcome: the process stopped mid-send, or storing
+ * the network's answer failed. Never a second network call; the client decides whether to send again under a new key.
+ */
+export function outcomeUnknown(messageId: number | null, wamid?: string): AppError {
+  if (wamid !== undefined) {
+    return new AppError(502, 'MESSAGING_OUTCOME_UNKNOWN',
+      `The first request with this Idempotency-Key sent message ${messageId} (wamid ${wamid}) but its outcome is not stored yet; do not send it again`,
+      { id: messageId, wamid, sent: true });
+  }
+  return new AppError(502, 'MESSAGING_OUTCOME_UNKNOWN',
+    'The first request with this Idempotency-Key was interrupted before its outcome was stored: the message may or may not have been sent. '
+    + 'Check it, and send again under a new key if needed', { id: messageId });
 }

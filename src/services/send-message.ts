@@ -5,14 +5,15 @@ import type { IdempotencyRepo } from '../db/idempotency-repo';
 import type { MessagesRepo } from '../db/messages-repo';
 import type { UserRow } from '../db/tables';
 import type { Writer } from '../db/writer';
-import { AppError } from '../errors';
+import { AppError, asStorageError } from '../errors';
 import { wireBody, type MessagingAccount, type MessagingClient, type OutboundMessage } from '../messaging/client';
 import { monthKey } from '../time';
-import { failureError, failureRecord } from './send-failures';
+import { failureError, failureRecord, outcomeUnknown, sentButNotStored } from './send-failures';
+import type { SendTracker } from './send-tracker';
 
 const KEY_TTL_MS = 24 * 3600 * 1000;
-/** An in-flight key older than one whole send plus this margin belongs to a crashed request. */
-const ABANDON_MARGIN_MS = 60_000;
+/** How long a request waits for storage to take the network's acceptance before answering 503 (then it retries in the background). */
+const STORAGE_WAIT_MS = 10_000;
 
 export interface SendDeps {
   writer: Writer;
@@ -20,6 +21,10 @@ export interface SendDeps {
   credits: CreditsRepo;
   idempotency: IdempotencyRepo;
   client: MessagingClient;
+  /** This process's sends in flight, and settle writes retried while storage refuses them. */
+  tracker: SendTracker;
+  /** Tests shorten the wait for storage before the 503 (default 10 s). */
+  storageWaitMs?: number;
   timezone: string;
   now: () => Date;
   /** Opens a user's sealed messaging token; undefined when the current key cannot. */
@@ -60,11 +65,10 @@ export async function sendMessage(deps: SendDeps, user: UserRow, message: Outbou
   const month = monthKey(new Date(startedAt), deps.timezone);
   const hash = idempotencyKey === undefined ? '' : fingerprint(message);
 
+  let reservedId: number | undefined;
   const claimed = await deps.writer.write(() => {
     if (idempotencyKey !== undefined) {
-      const claim = deps.idempotency.claim(user.id, idempotencyKey, hash, startedAt, {
-        expiredBefore: startedAt - KEY_TTL_MS, abandonedBefore: startedAt - deps.client.budgetMs - ABANDON_MARGIN_MS,
-      });
+      const claim = deps.idempotency.claim(user.id, idempotencyKey, hash, startedAt, { expiredBefore: startedAt - KEY_TTL_MS });
       if (claim.kind !== 'claimed') return claim;
     }
     if (!deps.credits.reserve(user.id, month, user.monthlyCredits)) {
@@ -78,31 +82,59 @@ export async function sendMessage(deps: SendDeps, user: UserRow, message: Outbou
         ? JSON.stringify({ name: message.name, language: message.language, params: message.params }) : null,
       payloadJson: JSON.stringify(wireBody(message)),
     });
+    // The key stays bound to this message: a repeat can always name it, and never sends again.
+    if (idempotencyKey !== undefined) deps.idempotency.bind(user.id, idempotencyKey, id);
+    // Tracked from the moment it is visible, so no repeat or settle job sees it untracked while this process owns it.
+    deps.tracker.begin(id);
+    reservedId = id;
     return { kind: 'claimed' as const, id };
+  }).catch((error: unknown) => {
+    // The batch did not commit: the message does not exist.
+    if (reservedId !== undefined) deps.tracker.end(reservedId);
+    throw error;
   });
   if (claimed.kind === 'replay') return { answer: JSON.parse(claimed.body) as SendAnswer, replayed: true };
-  if (claimed.kind !== 'claimed') throw keyErrors[claimed.kind]();
+  if (claimed.kind === 'mismatch') throw keyErrors.mismatch();
+  if (claimed.kind === 'in_flight') {
+    const phase = claimed.messageId === null ? undefined : deps.tracker.phaseOf(claimed.messageId);
+    if (phase?.phase === 'sending') throw keyErrors.in_flight();
+    throw outcomeUnknown(claimed.messageId, phase?.phase === 'storing' ? phase.wamid : undefined);
+  }
 
-  const result = await deps.client.send(account, message);
-  const settledAt = deps.now().getTime();
   const { id } = claimed;
+  const result = await deps.client.send(account, message).catch((error: unknown) => {
+    // The client never throws by contract; if it did, the settle job must still be free to settle this message.
+    deps.tracker.end(id);
+    throw error;
+  });
+  const settledAt = deps.now().getTime();
 
   if (result.kind !== 'accepted') {
-    await deps.writer.write(() => {
+    const settleFailure = () => {
       deps.messages.markFailed(id, failureRecord(result), settledAt);
       deps.credits.refund(user.id, month);
       if (idempotencyKey !== undefined) deps.idempotency.release(user.id, idempotencyKey);
+    };
+    // The network's answer is the news; a refused write is retried in the background and does not change it.
+    await deps.tracker.settle(id, settleFailure, 0).catch((error: unknown) => {
+      if (asStorageError(error) === undefined) throw error;
     });
     throw failureError(result);
   }
-  return deps.writer.write(() => {
-    deps.messages.markAccepted(id, result.wamid, result.waId, settledAt);
-    const answer: SendAnswer = {
-      id, wamid: result.wamid, to: message.to, type: message.kind, status: 'accepted',
-      credits_remaining: Math.max(0, user.monthlyCredits - deps.credits.used(user.id, month)),
-      created_at: new Date(startedAt).toISOString(),
-    };
-    if (idempotencyKey !== undefined) deps.idempotency.complete(user.id, idempotencyKey, 201, JSON.stringify(answer));
-    return { answer, replayed: false };
-  });
+  try {
+    return await deps.tracker.settle(id, () => {
+      deps.messages.markAccepted(id, result.wamid, result.waId, settledAt);
+      const answer: SendAnswer = {
+        id, wamid: result.wamid, to: message.to, type: message.kind, status: 'accepted',
+        credits_remaining: Math.max(0, user.monthlyCredits - deps.credits.used(user.id, month)),
+        created_at: new Date(startedAt).toISOString(),
+      };
+      if (idempotencyKey !== undefined) deps.idempotency.complete(user.id, idempotencyKey, 201, JSON.stringify(answer));
+      return { answer, replayed: false };
+    }, deps.storageWaitMs ?? STORAGE_WAIT_MS, result.wamid);
+  } catch (error) {
+    // Sent and charged: the client must know not to send it again.
+    if (asStorageError(error) !== undefined) throw sentButNotStored(id, result.wamid);
+    throw error;
+  }
 }
