@@ -54,6 +54,9 @@ t.test('every write that changes a message leaves its stored JSON equal to rende
   check('failed with the network error', 4);
   repo.applyStatus(ana.id, wamid!, { status: 'delivered', at: NOW - 18 * MIN, errorJson: null }, NOW);
   check('delivered after failed clears the error', 4);
+  const cut = repo.insertOutbound({ userId: ana.id, to: '111', type: 'text', text: 'cut', payloadJson: '{}', createdAt: NOW - 48 * MIN });
+  t.equal(repo.markInterrupted(cut, JSON.stringify({ code: 'INTERRUPTED', title: 'Interrupted', details: null }), NOW - 47 * MIN), true);
+  check('an interrupted send settled as failed', 5);
 
   // Sanity: the check itself sees a stale row.
   app.db.$client.prepare("UPDATE messages SET status = 'sent' WHERE id = ?").run(pending);
