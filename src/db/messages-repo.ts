@@ -1,6 +1,6 @@
 // Writes of conversations, messages and their status history. Status moves are single
 // conditional UPDATEs along STATUS_RANK; duplicates are absorbed by UNIQUE keys. Wamids are per user.
-import { eq, lt, sql } from 'drizzle-orm';
+import { eq, sql } from 'drizzle-orm';
 import type { DB } from './client';
 import { createListedMessages, type RenderMessage } from './listed-messages';
 import { conversations, messages, messageStatuses, orphanStatuses, type MessageRow } from './tables';
@@ -136,10 +136,6 @@ export function createMessagesRepo(db: DB, render: RenderMessage) {
 
     /** Renders the messages stored without their listed JSON (start-up: older databases, raw inserts). */
     fillListedJson: listed.fillMissing,
-
-    /** Forgets statuses whose send never stored their wamid (e.g. it timed out); returns how many. */
-    pruneOrphans: (receivedBefore: number): number =>
-      db.delete(orphanStatuses).where(lt(orphanStatuses.receivedAt, receivedBefore)).run().changes,
 
     /** Stores an inbound message once per user and wamid; false for a redelivery. */
     insertInbound(m: NewInbound): boolean {
