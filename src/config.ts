@@ -42,6 +42,7 @@ export const ConfigSchema = Type.Object({
   trustProxy: Type.Union([Type.Literal(false), Type.Integer({ minimum: 1, maximum: 100 }), Type.Array(Type.String(), { minItems: 1 })]),
   logLevel: Type.Union(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((l) => Type.Literal(l))),
   requestTimeoutMs: Type.Integer({ minimum: 1000, maximum: 3_600_000 }),
+  metricsToken: Type.Optional(Type.String({ minLength: 16 })),
 });
 export type Config = Static<typeof ConfigSchema>;
 
@@ -65,6 +66,7 @@ const VARIABLES: Record<keyof Config, [string, string | undefined]> = {
   trustProxy: ['TRUST_PROXY', 'false'],
   logLevel: ['LOG_LEVEL', 'info'],
   requestTimeoutMs: ['REQUEST_TIMEOUT_MS', '30000'],
+  metricsToken: ['METRICS_TOKEN', undefined],
 };
 
 /** Variables whose values never appear in an error message. */

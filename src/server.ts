@@ -59,7 +59,7 @@ async function main(): Promise<void> {
     console.error(`Configuration error: ${error.message}`);
     process.exit(1);
   }
-  const app = await buildApp(config);
+  const app = await buildApp(config, { processMetrics: true });
 
   const admin = await ensureAdmin(app.usersRepo, { email: config.adminEmail, password: config.adminPassword }, app.now());
   if (admin?.generatedPassword) {

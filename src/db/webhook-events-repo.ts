@@ -29,6 +29,8 @@ export function createWebhookEventsRepo(db: DB) {
   const summary = client.prepare<[number], EventSummary>(`${SUMMARY} WHERE id = ?`);
   const page = client.prepare<[string, string, number, number], EventSummary>(`${SUMMARY}
     WHERE state <> 'processed' AND state IN (?, ?) AND id < ? ORDER BY id DESC LIMIT ?`);
+  const backlog = client.prepare<[], { state: EventState; n: number }>(`SELECT state, count(*) AS n FROM webhook_events
+    WHERE state <> 'processed' GROUP BY state`);
   // Called inside itself it is a savepoint; at the top a transaction: one fsync (synchronous=FULL) for a whole batch.
   const runAtomic = client.transaction((body: () => unknown) => body());
 
@@ -46,6 +48,8 @@ export function createWebhookEventsRepo(db: DB) {
     /** Events in `states` with an id below `beforeId`, newest first. */
     page: (q: EventPage): EventSummary[] =>
       page.all(q.states[0] ?? 'failed', q.states[1] ?? q.states[0] ?? 'dead', q.beforeId ?? Number.MAX_SAFE_INTEGER, q.limit),
+    /** Events not processed yet, by state: one count over the partial index (metrics). */
+    backlog: (): Record<string, number> => Object.fromEntries(backlog.all().map((row) => [row.state, row.n])),
     /** Runs `body` atomically: a transaction, or a savepoint inside one. Keep `body` synchronous. */
     atomic: <T>(body: () => T): T => runAtomic.immediate(body) as T,
   };

@@ -10,9 +10,11 @@ declare module 'fastify' {
 }
 
 export default fp(async function messaging(app: FastifyInstance) {
-  const client = createMessagingClient({ baseUrl: app.config.messagingApiUrl, timeoutMs: app.config.messagingTimeoutMs });
+  const client = createMessagingClient({
+    baseUrl: app.config.messagingApiUrl, timeoutMs: app.config.messagingTimeoutMs, observe: app.metrics.networkCall,
+  });
   app.decorate('messagingClient', client);
   app.addHook('onClose', async () => {
     await client.close();
   });
-}, { name: 'messaging' });
+}, { name: 'messaging', dependencies: ['metrics'] });
