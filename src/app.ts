@@ -9,6 +9,7 @@ import authPlugin from './plugins/auth';
 import dbPlugin from './plugins/db';
 import errorHandler, { clientError, routingError } from './plugins/error-handler';
 import messagingPlugin from './plugins/messaging';
+import metricsPlugin from './plugins/metrics';
 import openapi from './plugins/openapi';
 import passwordsPlugin from './plugins/passwords';
 import retentionPlugin from './plugins/retention';
@@ -18,6 +19,7 @@ import slowClients, { slowClientOptions } from './plugins/slow-clients';
 import validation from './plugins/validation';
 import webhookInbox from './plugins/webhook-inbox';
 import healthRoutes from './routes/health';
+import metricsRoutes from './routes/metrics';
 import messageRoutes from './routes/messages';
 import webhookRoutes from './routes/webhook';
 import webhookEventRoutes from './routes/webhook-events';
@@ -33,6 +35,8 @@ export interface AppOptions {
   logStream?: NodeJS.WritableStream;
   /** Password hashes computed at once and the wait for a slot (tests shrink them). */
   hashSlots?: HashSlots;
+  /** Node's process metrics on /metrics (the server turns them on; test apps leave them off). */
+  processMetrics?: boolean;
 }
 
 declare module 'fastify' {
@@ -121,12 +125,14 @@ export async function buildApp(config: Config, options: AppOptions = {}) {
   await app.register(authPlugin, { secret: resolveJwtSecret(config.jwtSecret, config.databasePath), ttlSeconds: app.sessionSeconds });
   await app.register(securityHeaders);
   await app.register(openapi);
+  await app.register(metricsPlugin, { processMetrics: options.processMetrics ?? false });
   await app.register(messagingPlugin);
   await app.register(webhookInbox);
   await app.register(retentionPlugin);
   await app.register(sendSettlement);
 
   await app.register(healthRoutes);
+  await app.register(metricsRoutes);
   await app.register(messageRoutes);
   await app.register(webhookRoutes);
   await app.register(webhookEventRoutes);

@@ -45,6 +45,7 @@ export const ConfigSchema = Type.Object({
   // Days kept; 0 keeps forever (at most a century: a cut-off before the epoch would be meaningless).
   retentionWebhookEventsDays: Type.Integer({ minimum: 0, maximum: 36500 }),
   retentionMessagesDays: Type.Integer({ minimum: 0, maximum: 36500 }),
+  metricsToken: Type.Optional(Type.String({ minLength: 16 })),
 });
 export type Config = Static<typeof ConfigSchema>;
 
@@ -70,6 +71,7 @@ const VARIABLES: Record<keyof Config, [string, string | undefined]> = {
   requestTimeoutMs: ['REQUEST_TIMEOUT_MS', '30000'],
   retentionWebhookEventsDays: ['RETENTION_WEBHOOK_EVENTS_DAYS', '30'],
   retentionMessagesDays: ['RETENTION_MESSAGES_DAYS', '0'],
+  metricsToken: ['METRICS_TOKEN', undefined],
 };
 
 /** Variables whose values never appear in an error message. */

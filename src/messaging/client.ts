@@ -28,6 +28,8 @@ export interface MessagingClientOptions {
   baseUrl: string; timeoutMs: number; connections?: number;
   /** Where a failed call's cause is logged (its error code and message, never the token). */
   log?: { warn(details: object, message: string): void };
+  /** Told of every call to the network (each retry is one) and its duration: the metrics. */
+  observe?: (result: SendResult, seconds: number) => void;
 }
 
 /** The JSON body of `POST /{phone_number_id}/messages`; template params become body parameters in order. */
@@ -117,7 +119,9 @@ export function createMessagingClient(options: MessagingClientOptions) {
       const payload = JSON.stringify(wireBody(message));
       const deadline = Date.now() + 2 * timeoutMs;
       for (let n = 1; ; n++) {
+        const startedAt = performance.now();
         const outcome = await attempt(path, account.token, payload, message.to, Math.min(timeoutMs, deadline - Date.now()));
+        options.observe?.(outcome.result, (performance.now() - startedAt) / 1000);
         if (!outcome.retry || n === MAX_ATTEMPTS) return outcome.result;
         const wait = Math.max(backoffMs(n), outcome.retryAfterMs ?? 0);
         // A retry needs at least half a timeout left after its wait, or it is not worth starting.

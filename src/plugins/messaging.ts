@@ -11,10 +11,10 @@ declare module 'fastify' {
 
 export default fp(async function messaging(app: FastifyInstance) {
   const client = createMessagingClient({
-    baseUrl: app.config.messagingApiUrl, timeoutMs: app.config.messagingTimeoutMs, log: app.log,
+    baseUrl: app.config.messagingApiUrl, timeoutMs: app.config.messagingTimeoutMs, log: app.log, observe: app.metrics.networkCall,
   });
   app.decorate('messagingClient', client);
   app.addHook('onClose', async () => {
     await client.close();
   });
-}, { name: 'messaging' });
+}, { name: 'messaging', dependencies: ['metrics'] });

@@ -15,6 +15,7 @@ declare module 'fastify' {
 export default fp(async function webhookInbox(app: FastifyInstance) {
   const inbox = createInbox({
     writer: app.writer, events: app.webhookEventsRepo, users: app.usersRepo, messages: app.messagesRepo, now: app.now, log: app.log,
+    settled: app.metrics.eventSettled,
   });
   const replay = createWebhookReplay({ replayBatch: inbox.replayBatch, log: app.log });
   app.decorate('webhookInbox', inbox);
@@ -27,4 +28,4 @@ export default fp(async function webhookInbox(app: FastifyInstance) {
   app.addHook('onClose', async () => {
     await replay.stop();
   });
-}, { name: 'webhook-inbox', dependencies: ['db'] });
+}, { name: 'webhook-inbox', dependencies: ['db', 'metrics'] });

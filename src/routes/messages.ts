@@ -6,6 +6,7 @@ import { errors } from '../../schemas/common';
 import {
   IdempotencyHeaders, SendAnswer, SendBadGatewayResponse, SendStorageResponse, SendTemplateBody, SendTextBody, UpstreamErrorResponse,
 } from '../../schemas/messages';
+import { AppError } from '../errors';
 import { sendMessage, type SendDeps, type SendOutcome } from '../services/send-message';
 
 const messages: FastifyPluginAsyncTypebox = async (app) => {
@@ -23,6 +24,17 @@ const messages: FastifyPluginAsyncTypebox = async (app) => {
       ...errors(400, 401, 402, 403, 409, 413, 415, 422, 504),
     },
   };
+  /** Counts the send's outcome (metrics): accepted, replayed, or the error code answered. */
+  const counted = async (sending: Promise<SendOutcome>): Promise<SendOutcome> => {
+    try {
+      const outcome = await sending;
+      app.metrics.sendOutcome(outcome.replayed ? 'replayed' : 'accepted');
+      return outcome;
+    } catch (error) {
+      app.metrics.sendOutcome(error instanceof AppError ? error.code : 'INTERNAL_ERROR');
+      throw error;
+    }
+  };
   const answer = (reply: FastifyReply, outcome: SendOutcome) => {
     if (outcome.replayed) reply.header('idempotent-replayed', 'true');
     return reply.code(201).send(outcome.answer);
@@ -33,7 +45,7 @@ const messages: FastifyPluginAsyncTypebox = async (app) => {
     schema: { ...schema, summary: 'Send a text message', body: SendTextBody },
   }, async (request, reply) => {
     const { to, text } = request.body;
-    const outcome = await sendMessage(deps, request.currentUser!, { kind: 'text', to, body: text.body }, request.headers['idempotency-key']);
+    const outcome = await counted(sendMessage(deps, request.currentUser!, { kind: 'text', to, body: text.body }, request.headers['idempotency-key']));
     return answer(reply, outcome);
   });
 
@@ -43,7 +55,7 @@ const messages: FastifyPluginAsyncTypebox = async (app) => {
   }, async (request, reply) => {
     const { to, template_name: name, language, param1, param2, param3, param4, param5 } = request.body;
     const params = [param1, param2, param3, param4, param5].filter((p): p is string => p !== undefined);
-    const outcome = await sendMessage(deps, request.currentUser!, { kind: 'template', to, name, language, params }, request.headers['idempotency-key']);
+    const outcome = await counted(sendMessage(deps, request.currentUser!, { kind: 'template', to, name, language, params }, request.headers['idempotency-key']));
     return answer(reply, outcome);
   });
 };

@@ -71,6 +71,7 @@ const webhook: FastifyPluginAsyncTypebox = async (app) => {
     }
     const text = raw.toString('utf8');
     await app.webhookInbox.accept(text, parseObject(text));
+    app.metrics.callbackReceived();
     return { status: 'received' as const };
   });
 };

@@ -17,6 +17,8 @@ export interface InboxDeps {
   messages: Pick<MessagesRepo, 'insertInbound' | 'applyStatus'>;
   now: () => Date;
   log: InboxLogger;
+  /** Told of each processing run's resulting state (metrics). */
+  settled?: (state: 'processed' | 'failed' | 'dead') => void;
 }
 
 interface Received { id: number; receivedAt: number; payload: unknown }
@@ -58,6 +60,7 @@ export function createInbox(deps: InboxDeps) {
   /** Records one attempt; logs the event's death. */
   function settle(id: number, failed: boolean, notes: string | null, outcome: BatchOutcome, userId?: number): void {
     const settled = deps.events.settle(id, failed, notes, deps.now().getTime(), MAX_ATTEMPTS, userId);
+    if (settled && settled.state !== 'pending') deps.settled?.(settled.state);
     if (settled?.state === 'failed') outcome.failed += 1;
     if (settled?.state === 'dead') {
       outcome.dead += 1;

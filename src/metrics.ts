@@ -1,0 +1,93 @@
+// The gateway's Prometheus metrics: one prom-client registry per app (tests build many apps in one process), no Fastify.
+import { statSync } from 'node:fs';
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { SendResult } from './messaging/client';
+
+export type EventState = 'processed' | 'failed' | 'dead';
+
+/** What is read from the database at scrape time (cheap: one indexed count, one small sum). */
+export interface MetricsSources {
+  /** Stored callbacks not processed yet, by state (pending, failed, dead). */
+  backlog: () => Record<string, number>;
+  /** Credits used this calendar month, all users together. */
+  creditsUsed: () => number;
+  /** The SQLite file; `:memory:` has no size. */
+  databasePath: string;
+  /** Node's process metrics (memory, CPU, event loop): the process turns them on, not every test app. */
+  processMetrics?: boolean;
+}
+
+/** A network error code, or the reason the network did not answer; bounded so a label cannot grow without end. */
+function networkCode(result: SendResult): string {
+  switch (result.kind) {
+    case 'accepted': return '';
+    case 'unavailable': return result.reason;
+    default: return /^[0-9]{1,9}$/.test(String(result.upstream.code)) ? String(result.upstream.code) : 'other';
+  }
+}
+
+const fileBytes = (path: string): number => {
+  try {
+    return statSync(path).size;
+  } catch {
+    return 0; // no WAL file between checkpoints, or :memory:
+  }
+};
+
+export function createMetrics(sources: MetricsSources) {
+  const registry = new Registry();
+  const registers = [registry];
+  if (sources.processMetrics) collectDefaultMetrics({ register: registry });
+
+  const callbacksReceived = new Counter({ name: 'gateway_webhook_callbacks_received_total', help: 'Webhook callbacks stored in the inbox', registers });
+  const eventsSettled = new Counter({
+    name: 'gateway_webhook_events_total', help: 'Processing runs of stored callbacks, by the state they left the event in (processed, failed, dead)',
+    labelNames: ['state'] as const, registers,
+  });
+  new Gauge({
+    name: 'gateway_webhook_backlog', help: 'Stored callbacks not processed yet, by state (pending, failed: replayed in the background; dead: waiting for an administrator)',
+    labelNames: ['state'] as const, registers,
+    collect() {
+      this.reset();
+      const counts = sources.backlog();
+      for (const state of ['pending', 'failed', 'dead']) this.set({ state }, counts[state] ?? 0);
+    },
+  });
+  const sends = new Counter({
+    name: 'gateway_sends_total', help: 'Send requests (send and send2) by outcome: accepted, replayed (idempotent repeat), or the error code answered',
+    labelNames: ['outcome'] as const, registers,
+  });
+  const networkCalls = new Counter({
+    name: 'gateway_network_calls_total', help: 'Calls to the messaging network by result, with its error code (or timeout, unreachable, bad_answer)',
+    labelNames: ['result', 'code'] as const, registers,
+  });
+  const networkSeconds = new Histogram({
+    name: 'gateway_network_call_duration_seconds', help: 'Duration of one call to the messaging network (each retry is a call)',
+    labelNames: ['result'] as const, buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20, 30], registers,
+  });
+  new Gauge({
+    name: 'gateway_credits_used', help: 'Credits used in the current calendar month (TIMEZONE), all users together', registers,
+    collect() { this.set(sources.creditsUsed()); },
+  });
+  new Gauge({
+    name: 'gateway_database_bytes', help: 'Size of the SQLite database file and of its write-ahead log', labelNames: ['file'] as const, registers,
+    collect() {
+      const memory = sources.databasePath === ':memory:';
+      this.set({ file: 'database' }, memory ? 0 : fileBytes(sources.databasePath));
+      this.set({ file: 'wal' }, memory ? 0 : fileBytes(`${sources.databasePath}-wal`));
+    },
+  });
+
+  return {
+    registry,
+    callbackReceived: () => callbacksReceived.inc(),
+    eventSettled: (state: EventState) => eventsSettled.inc({ state }),
+    sendOutcome: (outcome: string) => sends.inc({ outcome }),
+    /** One call to the network and how long it took. */
+    networkCall: (result: SendResult, seconds: number) => {
+      networkCalls.inc({ result: result.kind, code: networkCode(result) });
+      networkSeconds.observe({ result: result.kind }, seconds);
+    },
+  };
+}
+export type Metrics = ReturnType<typeof createMetrics>;

@@ -1,0 +1,20 @@
+// Decorates the app's metrics (its own prom-client registry), read from the database at scrape time.
+import type { FastifyInstance } from 'fastify';
+import fp from 'fastify-plugin';
+import { createMetrics, type Metrics } from '../metrics';
+import { monthKey } from '../time';
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    metrics: Metrics;
+  }
+}
+
+export default fp(async function metrics(app: FastifyInstance, options: { processMetrics?: boolean }) {
+  app.decorate('metrics', createMetrics({
+    backlog: () => app.webhookEventsRepo.backlog(),
+    creditsUsed: () => app.creditsRepo.usedInMonth(monthKey(app.now(), app.config.timezone)),
+    databasePath: app.config.databasePath,
+    processMetrics: options.processMetrics ?? false,
+  }));
+}, { name: 'metrics', dependencies: ['db'] });

@@ -1,0 +1,30 @@
+// GET /metrics in the Prometheus text format: for the METRICS_TOKEN bearer, or an ADMIN session.
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { FastifyRequest } from 'fastify';
+import { Type } from '@sinclair/typebox';
+import { errors } from '../../schemas/common';
+import { sameSecret } from '../webhooks/signature';
+
+const metrics: FastifyPluginAsyncTypebox = async (app) => {
+  const { metricsToken } = app.config;
+  const adminOnly = app.requireRole('ADMIN');
+  // The scraper's token first; anything else (a JWT, a cookie, a wrong token) must be an ADMIN session.
+  const scraperOrAdmin = async (request: FastifyRequest) => {
+    const bearer = /^Bearer (.+)$/.exec(request.headers.authorization ?? '')?.[1];
+    if (metricsToken !== undefined && bearer !== undefined && sameSecret(bearer, metricsToken)) return;
+    await adminOnly(request);
+  };
+
+  app.get('/metrics', {
+    preValidation: scraperOrAdmin,
+    schema: {
+      tags: ['health'], summary: 'Prometheus metrics (text format): Authorization: Bearer METRICS_TOKEN, or an ADMIN session',
+      security: [{ bearer: [] }, { cookie: [] }],
+      response: { 200: Type.String({ description: 'Prometheus text exposition format 0.0.4' }), ...errors(401, 403) },
+    },
+  }, async (_request, reply) => {
+    const { registry } = app.metrics;
+    return reply.type(registry.contentType).send(await registry.metrics());
+  });
+};
+export default metrics;

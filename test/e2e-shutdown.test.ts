@@ -1,0 +1,119 @@
+// End to end: SIGTERM to the whole process group of `npm start` (npm and node, as systemd and Ctrl-C do) lets
+// sends in flight get their answers, refuses new connections, and exits 0 — also when the signal comes twice.
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { request } from 'node:http';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import t, { type Test } from 'tap';
+import { projectRoot } from '../src/config';
+import { startSandbox } from '../src/sandbox/server';
+import { tempDir } from './helper';
+
+const ADMIN = { email: 'root@example.com', password: 'e2e-admin-password' };
+const CLIENT = { email: 'ana@example.com', password: 'client-password' };
+const TOKEN = 'EAAsandbox-shutdown-token-0123456789';
+const PHONE_ID = '106540352242922';
+/** The network holds each send this long: the signal arrives while all of them wait for it. */
+const NETWORK_DELAY_MS = 3000;
+const SENDS = 3;
+
+async function freePort(): Promise<number> {
+  const server = createServer().listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const { port } = server.address() as { port: number };
+  server.close();
+  return port;
+}
+
+/** GET on a new TCP connection (no keep-alive pool): the status, or the connection error's code. */
+function freshGet(url: string): Promise<number | string> {
+  return new Promise((resolve) => {
+    const req = request(url, { agent: false }, (res) => {
+      res.resume();
+      resolve(res.statusCode ?? 0);
+    });
+    req.on('error', (error: NodeJS.ErrnoException) => resolve(error.code ?? 'ERROR'));
+    req.end();
+  });
+}
+
+async function json(base: string, path: string, body: unknown, cookie?: string) {
+  const res = await fetch(`${base}${path}`, {
+    method: 'POST', body: JSON.stringify(body),
+    headers: { 'content-type': 'application/json', ...(cookie ? { cookie } : {}) },
+  });
+  return { status: res.status, body: await res.json() as Record<string, unknown>, cookie: (res.headers.getSetCookie()[0] ?? '').split(';')[0]! };
+}
+
+async function shutdownRun(t: Test, signals: number): Promise<void> {
+  const sandbox = await startSandbox({ enabled: false });
+  t.teardown(() => sandbox.close());
+  sandbox.addAccount({ phoneNumberId: PHONE_ID, token: TOKEN });
+  const dir = tempDir(t);
+  const port = await freePort();
+  const base = `http://127.0.0.1:${port}`;
+  // detached: npm leads its own process group, as under systemd or a terminal.
+  const child = spawn('npm', ['run', '--silent', 'start'], {
+    cwd: projectRoot, detached: true, stdio: ['ignore', 'pipe', 'pipe'],
+    env: {
+      ...process.env, PORT: String(port), HOST: '127.0.0.1', DATABASE_PATH: join(dir, 'gateway.db'), LOG_LEVEL: 'info',
+      ADMIN_EMAIL: ADMIN.email, ADMIN_PASSWORD: ADMIN.password, MESSAGING_API_URL: `${sandbox.url}/v23.0`, MESSAGING_TIMEOUT_MS: '20000',
+    },
+  });
+  let output = '';
+  child.stdout!.on('data', (chunk: Buffer) => { output += chunk.toString(); });
+  child.stderr!.on('data', (chunk: Buffer) => { output += chunk.toString(); });
+  const exited = once(child, 'exit').then(([code, signal]) => ({ code: code as number | null, signal: signal as string | null }));
+  let gone = false;
+  void exited.then(() => { gone = true; });
+  t.teardown(() => { if (!gone) process.kill(-child.pid!, 'SIGKILL'); });
+
+  let up = false;
+  for (const deadline = Date.now() + 60_000; !up && !gone && Date.now() < deadline; await sleep(250)) up = (await freshGet(`${base}/healthz`)) === 200;
+  if (!t.ok(up, 'the gateway answers')) return void t.comment(output);
+
+  const admin = await json(base, '/api/login', ADMIN);
+  const created = await json(base, '/api/user/create', {
+    ...CLIENT, messaging_token: TOKEN, messaging_phone_number_id: PHONE_ID, monthly_credits: 10,
+  }, admin.cookie);
+  t.equal(created.status, 201, 'client created by the admin');
+  const client = await json(base, '/api/login', CLIENT);
+  t.equal(client.status, 200);
+
+  sandbox.enqueue(...Array.from({ length: SENDS }, () => ({ kind: 'accept' as const, delayMs: NETWORK_DELAY_MS })));
+  let answered = 0;
+  const sends = Array.from({ length: SENDS }, (_, i) => json(base, '/api/message/send', { to: '15551234567', type: 'text', text: { body: `in flight ${i}` } }, client.cookie)
+    .then((res) => { answered += 1; return res; }, (error: Error) => ({ status: 0, body: { error: error.message }, cookie: '' })));
+  while (sandbox.requests.length < SENDS) await sleep(20);
+  t.equal(answered, 0, 'every send is waiting for the network');
+
+  process.kill(-child.pid!, 'SIGTERM');
+  if (signals > 1) {
+    await sleep(100);
+    process.kill(-child.pid!, 'SIGTERM');
+  }
+
+  // New connections are refused while the sends in flight are still running.
+  let refused: number | string = 0;
+  let answeredWhenRefused = -1;
+  for (const deadline = Date.now() + 5000; Date.now() < deadline; await sleep(50)) {
+    refused = await freshGet(`${base}/healthz`);
+    if (refused === 'ECONNREFUSED') { answeredWhenRefused = answered; break; }
+  }
+  t.equal(refused, 'ECONNREFUSED', 'a new connection is refused after the signal');
+  t.equal(answeredWhenRefused, 0, 'refused while the sends were still in flight');
+
+  const results = await Promise.all(sends);
+  for (const res of results) {
+    t.equal(res.status, 201, 'the send in flight got its answer');
+    t.match(res.body, { status: 'accepted', wamid: /^wamid\./ });
+  }
+  t.same(await exited, { code: 0, signal: null }, 'npm (and node under it) exit 0');
+  t.match(output, /"signal":"SIGTERM","msg":"closing"/);
+  t.notMatch(output, /exiting|killed by timeout/, 'no forced exit');
+}
+
+t.test('SIGTERM to the process group: sends in flight answered, new connections refused, exit 0', (t) => shutdownRun(t, 1));
+t.test('SIGTERM twice to the process group: the repeat does not cut the grace period short', (t) => shutdownRun(t, 2));
