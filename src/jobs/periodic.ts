@@ -9,18 +9,19 @@ export interface PeriodicJob<T> {
   start(): void;
   /** No new run or batch starts; resolves when the run under way (if any) has ended. */
   stop(): Promise<void>;
+  /** Whether stop() was called: the work checks it between its batches. */
+  stopped(): boolean;
 }
 
 /** A turn of the event loop: jobs yield between batches so requests keep being served. */
 export const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
-/** `work` checks `stopped()` between its batches. */
-export function createPeriodicJob<T>(work: (stopped: () => boolean) => Promise<T>, intervalMs: number): PeriodicJob<T> {
+export function createPeriodicJob<T>(work: () => Promise<T>, intervalMs: number): PeriodicJob<T> {
   let stopped = false;
   let running: Promise<T> | undefined;
   let timer: NodeJS.Timeout | undefined;
   const run = (): Promise<T> => {
-    running ??= work(() => stopped).finally(() => {
+    running ??= work().finally(() => {
       running = undefined;
     });
     return running;
@@ -41,5 +42,6 @@ export function createPeriodicJob<T>(work: (stopped: () => boolean) => Promise<T
       clearInterval(timer);
       await running;
     },
+    stopped: () => stopped,
   };
 }

@@ -4,6 +4,7 @@ import type { RetentionRepo } from '../db/retention-repo';
 import type { SessionsRepo } from '../db/sessions-repo';
 import type { WebhookEventsRepo } from '../db/webhook-events-repo';
 import type { Writer } from '../db/writer';
+import { createPeriodicJob, nextTurn } from './periodic';
 
 type LogFn = (details: object, message: string) => void;
 export interface RetentionDeps {
@@ -34,19 +35,14 @@ const KEY_TTL_MS = DAY_MS;
 /** A send answers within 2 × the timeout: a status still unmatched after a week never will be. */
 const ORPHAN_TTL_MS = 7 * DAY_MS;
 
-const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 export function createRetentionSweep(deps: RetentionDeps) {
-  let stopped = false;
-  let running: Promise<SweepTotals> | undefined;
-  let timer: NodeJS.Timeout | undefined;
-
   /** Runs `step` (one batch, inside a write) until a batch comes back short; the rows it deleted. */
   async function drain(step: () => number): Promise<number> {
     let total = 0;
     for (;;) {
       await nextTurn();
-      if (stopped) return total;
+      if (job.stopped()) return total;
       const deleted = await deps.writer.write(step);
       total += deleted;
       if (deleted < BATCH) return total;
@@ -67,7 +63,7 @@ export function createRetentionSweep(deps: RetentionDeps) {
     let afterId = 0;
     for (;;) {
       await nextTurn();
-      if (stopped) return;
+      if (job.stopped()) return;
       const page = deps.retention.conversationsAfter(afterId, CONVERSATIONS_PAGE);
       if (page.length === 0) break;
       for (const conversationId of page) {
@@ -76,7 +72,7 @@ export function createRetentionSweep(deps: RetentionDeps) {
           pending.push(...deps.retention.agedMessages(conversationId, before, BATCH - pending.length));
           if (pending.length < BATCH) break;
           await flush();
-          if (stopped) return;
+          if (job.stopped()) return;
         }
       }
       afterId = page.at(-1)!;
@@ -104,33 +100,7 @@ export function createRetentionSweep(deps: RetentionDeps) {
     return totals;
   }
 
-  function run(): Promise<SweepTotals> {
-    running ??= sweep().finally(() => {
-      running = undefined;
-    });
-    return running;
-  }
-
-  return {
-    /** One sweep now (its first batch on the next turn of the event loop), or the one under way. */
-    run,
-    /** Resolves once no sweep is under way (without starting one). */
-    idle: async (): Promise<void> => {
-      await running;
-    },
-    /** A sweep now and one every hour; the timer keeps no process alive. */
-    start(): void {
-      if (stopped || timer) return;
-      void run();
-      timer = setInterval(() => void run(), deps.intervalMs ?? EVERY_HOUR);
-      timer.unref();
-    },
-    /** No new batch starts; resolves when the one under way (if any) has ended. */
-    async stop(): Promise<void> {
-      stopped = true;
-      clearInterval(timer);
-      await running;
-    },
-  };
+  const job = createPeriodicJob(sweep, deps.intervalMs ?? EVERY_HOUR);
+  return job;
 }
 export type RetentionSweep = ReturnType<typeof createRetentionSweep>;

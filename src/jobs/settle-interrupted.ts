@@ -6,6 +6,7 @@ import type { CreditsRepo } from '../db/credits-repo';
 import type { MessagesRepo, PendingOutbound } from '../db/messages-repo';
 import type { Writer } from '../db/writer';
 import { monthKey } from '../time';
+import { createPeriodicJob, nextTurn } from './periodic';
 
 type LogFn = (details: object, message: string) => void;
 export interface SettleInterruptedDeps {
@@ -32,14 +33,10 @@ const INTERRUPTED = JSON.stringify({
   title: 'The send was interrupted before its outcome was stored',
   details: 'The gateway stopped, or could not store the answer, during the send: the message may or may not have been sent. Its credit was refunded.',
 });
-const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 export function createSettleInterrupted(deps: SettleInterruptedDeps) {
   // Every message with an id at or below this is settled or was never a pending send: later runs start above it.
   let settledUpTo = 0;
-  let stopped = false;
-  let running: Promise<number> | undefined;
-  let timer: NodeJS.Timeout | undefined;
 
   /** Marks `due` interrupted and refunds each, in one write; how many moved (one that settled meanwhile does not). */
   const settle = (due: PendingOutbound[], at: number) => deps.writer.write(() => {
@@ -61,14 +58,14 @@ export function createSettleInterrupted(deps: SettleInterruptedDeps) {
     let keepFrom: number | undefined;
     let moved = 0;
     try {
-      while (from < upTo && !stopped) {
+      while (from < upTo && !job.stopped()) {
         await nextTurn();
         const to = Math.min(from + SCAN_STEP, upTo);
         const pending = deps.messages.pendingOutboundIn(from, to);
         const due = pending.filter((m) => m.createdAt < cutoff && !deps.isBusy(m.id));
         const kept = pending.find((m) => !due.includes(m));
         if (kept) keepFrom = Math.min(keepFrom ?? kept.id, kept.id);
-        for (let i = 0; i < due.length && !stopped; i += WRITE_BATCH) {
+        for (let i = 0; i < due.length && !job.stopped(); i += WRITE_BATCH) {
           const chunk = due.slice(i, i + WRITE_BATCH);
           try {
             moved += await settle(chunk, now);
@@ -87,29 +84,7 @@ export function createSettleInterrupted(deps: SettleInterruptedDeps) {
     return moved;
   }
 
-  function run(): Promise<number> {
-    running ??= walk().finally(() => {
-      running = undefined;
-    });
-    return running;
-  }
-
-  return {
-    /** One pass now (or joins the one under way); resolves with how many messages it settled. */
-    run,
-    /** A pass now (it starts on the next turn of the event loop) and one every minute; the timer keeps no process alive. */
-    start(): void {
-      if (stopped || timer) return;
-      void run();
-      timer = setInterval(() => void run(), deps.intervalMs ?? EVERY_MINUTE);
-      timer.unref();
-    },
-    /** No new pass or write starts; resolves when the one under way (if any) has ended. */
-    async stop(): Promise<void> {
-      stopped = true;
-      clearInterval(timer);
-      await running;
-    },
-  };
+  const job = createPeriodicJob(walk, deps.intervalMs ?? EVERY_MINUTE);
+  return job;
 }
 export type SettleInterrupted = ReturnType<typeof createSettleInterrupted>;
