@@ -3,12 +3,12 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { request } from 'node:http';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import t, { type Test } from 'tap';
 import { projectRoot } from '../src/config';
 import { startSandbox } from '../src/sandbox/server';
+import { freePort } from './fixtures/process';
 import { tempDir } from './helper';
 
 const ADMIN = { email: 'root@example.com', password: 'e2e-admin-password' };
@@ -18,14 +18,6 @@ const PHONE_ID = '106540352242922';
 /** The network holds each send this long: the signal arrives while all of them wait for it. */
 const NETWORK_DELAY_MS = 3000;
 const SENDS = 3;
-
-async function freePort(): Promise<number> {
-  const server = createServer().listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address() as { port: number };
-  server.close();
-  return port;
-}
 
 /** GET on a new TCP connection (no keep-alive pool): the status, or the connection error's code. */
 function freshGet(url: string): Promise<number | string> {

@@ -1,47 +1,10 @@
 // End to end: `npm start` as an operator runs it, over real HTTP, then SIGTERM.
-import { spawn, type ChildProcess } from 'node:child_process';
-import { once } from 'node:events';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import t from 'tap';
-import { projectRoot } from '../src/config';
+import { freePort, run, waitForHealth } from './fixtures/process';
 import { tempDir } from './helper';
 
 const ADMIN = { email: 'root@example.com', password: 'e2e-admin-password' };
-
-async function freePort(): Promise<number> {
-  const server = createServer().listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address() as { port: number };
-  server.close();
-  return port;
-}
-
-/** Runs `command` with `env` on top of ours; output collected, killed at the end of the test whatever happens. */
-function run(t: Tap, command: string[], env: Record<string, string>): { child: ChildProcess; output: () => string; exited: Promise<number | null> } {
-  const child = spawn(command[0]!, command.slice(1), { cwd: projectRoot, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-  let output = '';
-  child.stdout!.on('data', (chunk: Buffer) => { output += chunk.toString(); });
-  child.stderr!.on('data', (chunk: Buffer) => { output += chunk.toString(); });
-  const exited = once(child, 'exit').then(([code]) => code as number | null);
-  t.teardown(() => { if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL'); });
-  return { child, output: () => output, exited };
-}
-type Tap = { teardown(fn: () => unknown): void };
-
-async function waitForHealth(base: string, exited: Promise<unknown>, deadlineMs: number): Promise<boolean> {
-  let gone = false;
-  void exited.then(() => { gone = true; });
-  while (Date.now() < deadlineMs && !gone) {
-    try {
-      if ((await fetch(`${base}/healthz`)).ok) return true;
-    } catch {
-      // not listening yet
-    }
-    await new Promise((resolve) => setTimeout(resolve, 250));
-  }
-  return false;
-}
 
 t.test('npm start serves, logs in with a cookie, and stops cleanly on SIGTERM', async (t) => {
   const dir = tempDir(t);
