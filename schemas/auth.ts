@@ -6,11 +6,11 @@ import { RequestBody } from './common';
 export const LoginBody = RequestBody({
   email: Type.String({ minLength: 1, maxLength: 254, examples: ['ana@example.com'] }),
   password: Type.String({ minLength: 1, maxLength: 256 }),
-});
+}, { examples: [{ email: 'ana@example.com', password: 'correct horse battery' }] });
 export type LoginBody = Static<typeof LoginBody>;
 
 /** Logout takes no fields; the body may be absent, empty or `{}` (or carry only `token`). */
-export const LogoutBody = Type.Union([RequestBody({}), Type.Null()]);
+export const LogoutBody = Type.Union([RequestBody({}), Type.Null()], { examples: [{}] });
 
 export const LogoutQuery = Type.Object({
   all: Type.Boolean({ default: false, description: 'End every session of the user, not only this one' }),

@@ -13,7 +13,10 @@ export const Timestamp = Type.String({ format: 'date-time', description: 'ISO 86
 
 /** The one e-mail rule, for the API's `email` format and ADMIN_EMAIL alike: `admin@localhost` passes. */
 export const EMAIL_PATTERN = /^[^@\s]+@[^@\s]+$/;
-export const Email = Type.String({ format: 'email', minLength: 3, maxLength: 254, description: '`local@domain`, no spaces' });
+export const Email = Type.String({
+  format: 'email', minLength: 3, maxLength: 254, examples: ['ana@example.com'],
+  description: 'One `@` with at least one character on each side, no whitespace (`admin@localhost` is valid)',
+});
 
 export const Pagination = Type.Object({
   limit: Type.Integer({ minimum: 1, maximum: 200, default: 50 }),
@@ -25,7 +28,7 @@ export const ErrorResponse = Type.Object({
   code: Type.String(),
   error: Type.String(),
   message: Type.String(),
-}, { additionalProperties: true, description: 'The one error shape of every error answer: HTTP status, a machine code, the reason phrase and a human message' });
+}, { title: 'ErrorResponse', additionalProperties: true, description: 'The one error shape of every error answer: HTTP status, a machine code, the reason phrase and a human message' });
 
 /** A JWT may ride in the `token` field of every POST body. */
 const BodyToken = { token: Type.Optional(Type.String({ maxLength: 4096, description: 'JWT, when not sent as a header or cookie' })) };
@@ -33,6 +36,11 @@ const BodyToken = { token: Type.Optional(Type.String({ maxLength: 4096, descript
 /** A request body: unknown properties are rejected, `token` is always allowed. */
 export function RequestBody<T extends TProperties>(properties: T, options: Omit<ObjectOptions, 'additionalProperties'> = {}) {
   return Type.Object({ ...properties, ...BodyToken }, { ...options, additionalProperties: false });
+}
+
+/** Documents the headers an answer carries (OpenAPI only: the serializer ignores a `headers` keyword). */
+export function withHeaders<T extends TSchema>(schema: T, headers: Record<string, TSchema>): T {
+  return { ...schema, headers };
 }
 
 /** The error responses a route documents, in addition to its success. */

@@ -10,7 +10,7 @@ export const SendTextBody = RequestBody({
   to: PhoneNumber,
   type: Type.Literal('text'),
   text: Type.Object({ body: Type.String({ minLength: 1, maxLength: 4096 }) }, { additionalProperties: false }),
-});
+}, { examples: [{ to: '15551234567', type: 'text', text: { body: 'Your order has shipped' } }] });
 export type SendTextBody = Static<typeof SendTextBody>;
 
 const TemplateParam = Type.String({ minLength: 1, maxLength: 1024 });
@@ -25,7 +25,8 @@ export const SendTemplateBody = RequestBody({
   param4: Type.Optional(TemplateParam),
   param5: Type.Optional(TemplateParam),
 }, {
-  description: 'param1…param5 become, in order, the text parameters of the template body (no gaps)',
+  description: 'param1…param5 become, in order, the text parameters of the template body: no gaps (param4 needs param3, param5 needs param4)',
+  examples: [{ to: '15551234567', template_name: 'order_update', language: 'en_US', param1: 'Ana', param2: 'A-1042' }],
   dependencies: { param4: ['param3'], param5: ['param4'] },
 });
 export type SendTemplateBody = Static<typeof SendTemplateBody>;
@@ -56,7 +57,9 @@ export const Upstream = Type.Object({
 }, { description: "The messaging network's own error" });
 
 /** 502 MESSAGING_REJECTED and 429 MESSAGING_RATE_LIMITED. */
-export const UpstreamErrorResponse = Type.Composite([ErrorResponse, Type.Object({ upstream: Upstream })]);
+export const UpstreamErrorResponse = Type.Composite([ErrorResponse, Type.Object({ upstream: Upstream })], {
+  title: 'UpstreamErrorResponse', description: "The error shape with the messaging network's own error in `upstream`",
+});
 
 /** 502: MESSAGING_REJECTED (with `upstream`) or MESSAGING_OUTCOME_UNKNOWN (with the message `id` of the first request). */
 export const SendBadGatewayResponse = Type.Composite([ErrorResponse, Type.Object({

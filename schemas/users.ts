@@ -20,7 +20,7 @@ export const User = Type.Object({
   credits_remaining: Type.Integer(),
   created_at: Timestamp,
   updated_at: Timestamp,
-});
+}, { title: 'User' });
 export type User = Static<typeof User>;
 
 export const UserList = Type.Object({ users: Type.Array(User), total: Type.Integer() });
@@ -52,9 +52,17 @@ export const CreateUserBody = RequestBody({
   messaging_token: Type.Optional(writable.messaging_token),
   messaging_phone_number_id: Type.Optional(writable.messaging_phone_number_id),
   monthly_credits: Type.Optional({ ...writable.monthly_credits, default: 0 }),
+}, {
+  examples: [{
+    email: 'ana@example.com', password: 'correct horse battery', role: 'CLIENT', sso_id: 'ext-42',
+    messaging_token: 'EAAG-example-token', messaging_phone_number_id: '106540352242922', monthly_credits: 1000,
+  }],
 });
 export type CreateUserBody = Static<typeof CreateUserBody>;
 
 // PUT, not POST: the body carries no `token` (SPEC §3 reads it from POST bodies only).
-export const UpdateUserBody = Type.Partial(Type.Object(writable), { additionalProperties: false, minProperties: 1 });
+export const UpdateUserBody = Type.Partial(Type.Object(writable), {
+  additionalProperties: false, minProperties: 1, description: 'Any non-empty subset of the create fields; null clears an optional one',
+  examples: [{ monthly_credits: 2000, is_active: true, sso_id: null }],
+});
 export type UpdateUserBody = Static<typeof UpdateUserBody>;

@@ -10,6 +10,28 @@ export const VerifyQuery = Type.Object({
   'hub.challenge': Type.String({ minLength: 1, description: 'Echoed back as text/plain' }),
 });
 
+/**
+ * The callback body as the network sends it, for the document only: the route checks the signature over the raw
+ * bytes first, then reads the envelope leniently, item by item (schemas/network.ts), so nothing here is enforced.
+ */
+export const WebhookCallback = Type.Object({
+  object: Type.String({ description: "The network's account kind" }),
+  entry: Type.Array(Type.Object({
+    id: Type.String({ description: 'Business account id' }),
+    changes: Type.Array(Type.Object({
+      field: Type.String({ description: '`messages` carries inbound messages and statuses of sent ones; other fields are stored and skipped' }),
+      value: Type.Object({}, { additionalProperties: true, description: 'For `messages`: metadata.phone_number_id (routes it to a user), contacts, messages, statuses, errors' }),
+    })),
+  })),
+}, { additionalProperties: true, description: 'A callback of the messaging network, signed with X-Hub-Signature-256 over its raw bytes' });
+
+export const SignatureHeaders = Type.Object({
+  'x-hub-signature-256': Type.Optional(Type.String({
+    pattern: '^sha256=[0-9a-fA-F]{64}$', examples: ['sha256=' + '0'.repeat(64)],
+    description: '`sha256=` and the hex HMAC-SHA256 of the raw body with the app secret. Required while MESSAGING_APP_SECRET is set (401 otherwise); unset, callbacks are refused (503) unless unsigned ones are explicitly allowed',
+  })),
+});
+
 export const WebhookAck = Type.Object({ status: Type.Literal('received') }, { description: 'Stored durably (and processed)' });
 
 // --- Stored callbacks, for administrators (failed and dead events, replay after a fix) ---------------
@@ -43,4 +65,4 @@ export const WebhookEventList = Type.Object({
 });
 
 /** The replay takes no body (an empty one, or only `token`). */
-export const ReplayBody = Type.Union([RequestBody({}), Type.Null()]);
+export const ReplayBody = Type.Union([RequestBody({}), Type.Null()], { examples: [{}] });

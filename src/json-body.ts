@@ -9,3 +9,11 @@ export function parseJsonBody(text: string): unknown {
     throw new AppError(400, 'INVALID_JSON', 'Request body is not valid JSON');
   }
 }
+
+/**
+ * No body at all: 0 bytes, or only JSON's own whitespace (space, tab, CR, LF). `String.prototype.trim` would also
+ * drop \v, \f, NBSP and a BOM, which JSON does not allow: such a body is invalid JSON, not an absent one.
+ */
+export function isEmptyJson(text: string): boolean {
+  return /^[ \t\r\n]*$/.test(text);
+}

@@ -191,7 +191,8 @@ t.test('/docs/json is an OpenAPI 3 document of the auth and user routes', async 
     ['/api/user/update/{id}', 'put'], ['/api/user/delete/{id}', 'delete'], ['/api/users', 'get'], ['/api/user/{id}', 'get'],
   ];
   for (const [path, method] of routes) t.ok(doc.paths[path]?.[method], `${method.toUpperCase()} ${path}`);
-  const user = doc.paths['/api/user/{id}'].get.responses['200'].content['application/json'].schema;
+  t.same(doc.paths['/api/user/{id}'].get.responses['200'].content['application/json'].schema, { $ref: '#/components/schemas/User' });
+  const user = doc.components.schemas.User;
   t.notOk('messaging_token' in user.properties, 'the token is not part of the user object');
   t.same(doc.paths['/api/user/create'].post.requestBody.content['application/json'].schema.required, ['email', 'password']);
   const docs = await app.inject({ method: 'GET', url: '/docs' });

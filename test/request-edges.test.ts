@@ -75,6 +75,29 @@ t.test('a route without a body accepts an empty one of any content type, and not
   t.same(login.json(), err(400, 'VALIDATION_ERROR', 'Bad Request', 'body must be object'), 'a route with a body still needs one');
 });
 
+t.test('only JSON whitespace counts as no body; other blank characters are invalid JSON', async (t) => {
+  const { app } = await buildTestApp(t);
+  const post = (url: string, payload: string) => app.inject({ method: 'POST', url, headers: { 'content-type': 'application/json' }, payload });
+  // Escaped names: a raw U+2028 would break the TAP output line.
+  const name = (text: string) => [...text].map((c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`).join('');
+  for (const blank of ['', ' ', ' \t\r\n ']) {
+    const logout = await post('/api/logout', blank);
+    t.equal(logout.statusCode, 200, `logout ${name(blank)}`);
+    t.same(logout.json(), { message: 'Logged out' });
+    const login = await post('/api/login', blank);
+    t.same(login.json(), err(400, 'VALIDATION_ERROR', 'Bad Request', 'body must be object'), `login ${name(blank)}: no body`);
+  }
+  const INVALID = err(400, 'INVALID_JSON', 'Bad Request', 'Request body is not valid JSON');
+  // JavaScript's trim() drops all of these; JSON allows none of them.
+  for (const blank of ['\v', '\f', '\u00a0', '\ufeff', ' \u00a0 ', '\ufeff\n', '\u2028', '\u3000', '\t\v\r\n']) {
+    for (const url of ['/api/logout', '/api/login']) {
+      const res = await post(url, blank);
+      t.equal(res.statusCode, 400, `${url} ${name(blank)}`);
+      t.same(res.json(), INVALID, `${url} ${name(blank)}`);
+    }
+  }
+});
+
 t.test('the webhook verify token never reaches the logs', async (t) => {
   const { app, logs } = await buildTestApp(t, { messagingVerifyToken: 'SECRETVT' });
   for (const key of ['hub.verify_token', 'hub%2Everify_token', '%68ub.verify_token']) {

@@ -3,6 +3,7 @@ import fastifySwagger from '@fastify/swagger';
 import fastifySwaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
+import { finishDocument } from '../openapi-document';
 import { cspHeader } from './security-headers';
 
 const SELF = ["'self'"];
@@ -19,6 +20,8 @@ export default fp(async function openapi(app: FastifyInstance) {
         },
       },
     },
+    // Shared error shapes as components, global answers (413/415/500, x-request-id, Retry-After), OpenAPI 3.0 spellings.
+    transformObject: (generated) => finishDocument('openapiObject' in generated ? generated.openapiObject : generated.swaggerObject),
   });
   await app.register(fastifySwaggerUi, {
     routePrefix: '/docs',

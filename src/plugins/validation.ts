@@ -5,7 +5,7 @@ import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import { EMAIL_PATTERN } from '../../schemas/common';
 import { AppError } from '../errors';
-import { parseJsonBody } from '../json-body';
+import { isEmptyJson, parseJsonBody } from '../json-body';
 
 function ajv(options: Options): Ajv {
   const instance = new Ajv({ useDefaults: true, allErrors: false, strict: false, ...options });
@@ -63,7 +63,7 @@ export default fp(async function validation(app: FastifyInstance) {
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
     const text = body as string;
     // An empty body is allowed: routes without a body accept it, routes with one fail validation.
-    if (text.trim() === '') return done(null, undefined);
+    if (isEmptyJson(text)) return done(null, undefined);
     try {
       done(null, parseJsonBody(text));
     } catch (error) {

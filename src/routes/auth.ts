@@ -1,7 +1,8 @@
 // Login, logout and the caller's own user object (SPEC §3).
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from '@sinclair/typebox';
 import { LoginBody, LogoutBody, LogoutQuery, Message, SessionSecurity } from '../../schemas/auth';
-import { errors } from '../../schemas/common';
+import { errors, withHeaders } from '../../schemas/common';
 import { User } from '../../schemas/users';
 import { AppError, accountDisabled } from '../errors';
 import loginThrottle from '../plugins/login-throttle';
@@ -22,9 +23,18 @@ const auth: FastifyPluginAsyncTypebox = async (app) => {
   app.post('/api/login', {
     schema: {
       tags: ['auth'],
-      summary: 'Log in: sets the `token` cookie (HttpOnly, SameSite=Lax)',
+      operationId: 'login',
+      summary: 'Log in',
+      description: 'Sets the `token` cookie (HttpOnly, SameSite=Lax, Path=/, Max-Age = the session lifetime). '
+        + 'Wrong e-mail or password: 401 `INVALID_CREDENTIALS`; a disabled account: 403 `ACCOUNT_DISABLED` (only with the right password). '
+        + 'Repeated failures per client IP and e-mail, or per client IP: 429 `TOO_MANY_LOGIN_ATTEMPTS`; '
+        + 'too many logins being checked at once: 503 `BUSY`. Both carry `Retry-After`.',
+      security: [],
       body: LoginBody,
-      response: { 200: Message, ...errors(400, 401, 403, 429, 503) },
+      response: {
+        200: withHeaders(Message, { 'set-cookie': Type.String({ description: 'The session: `token=<JWT>; Max-Age=…; Path=/; HttpOnly; SameSite=Lax`' }) }),
+        ...errors(400, 401, 403, 413, 415, 429, 503),
+      },
     },
   }, async (request, reply) => {
     const { email, password } = request.body;
@@ -39,11 +49,19 @@ const auth: FastifyPluginAsyncTypebox = async (app) => {
   app.post('/api/logout', {
     schema: {
       tags: ['auth'],
-      summary: 'Log out: ends the presented session (every session of the user with `all=true`) and clears the `token` cookie',
-      description: 'Without `all`, a missing, invalid or expired token still answers 200: the caller is logged out either way.',
+      operationId: 'logout',
+      summary: 'Log out',
+      description: 'Ends the presented session (every session of the user with `all=true`) and clears the `token` cookie. '
+        + 'The body may be absent. Without `all`, a missing, invalid or expired token still answers 200: the caller is logged out '
+        + 'either way; `all=true` needs a valid session (401/403 otherwise, the cookie cleared all the same).',
+      // A session is optional: used when present.
+      security: [{}, ...SessionSecurity],
       querystring: LogoutQuery,
       body: LogoutBody,
-      response: { 200: Message, ...errors(400, 401, 403) },
+      response: {
+        200: withHeaders(Message, { 'set-cookie': Type.String({ description: 'Clears the cookie: `token=; Expires=Thu, 01 Jan 1970 00:00:00 GMT; Path=/; …`' }) }),
+        ...errors(400, 401, 403, 413, 415, 503),
+      },
     },
   }, async (request, reply) => {
     reply.clearCookie('token', cookie);
@@ -66,6 +84,7 @@ const auth: FastifyPluginAsyncTypebox = async (app) => {
     preValidation: app.authenticate,
     schema: {
       tags: ['auth'],
+      operationId: 'getMe',
       summary: "The caller's user object",
       security: SessionSecurity,
       response: { 200: User, ...errors(401, 403) },

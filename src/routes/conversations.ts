@@ -10,7 +10,10 @@ const conversations: FastifyPluginAsyncTypebox = async (app) => {
     preValidation: app.authenticate,
     schema: {
       tags: ['conversations'],
-      summary: "A user's conversations, newest first, each with its latest 200 matching messages; at most 5,000 messages per answer (continue with `before`)",
+      operationId: 'listConversations',
+      summary: "List a user's conversations",
+      description: 'Newest first, each with its latest 200 matching messages; at most 5,000 messages per answer (continue with `before`). '
+        + 'A CLIENT may read only its own (403 otherwise); 404 `USER_NOT_FOUND`.',
       security: [{ bearer: [] }, { cookie: [] }],
       params: IdParams,
       querystring: ConversationsQuery,

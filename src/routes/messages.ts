@@ -1,8 +1,9 @@
 // Sending text and template messages (SPEC §5): POST /api/message/send and /api/message/send2.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from '@sinclair/typebox';
 import type { FastifyReply } from 'fastify';
 import { SessionSecurity } from '../../schemas/auth';
-import { errors } from '../../schemas/common';
+import { ErrorResponse, errors, withHeaders } from '../../schemas/common';
 import {
   IdempotencyHeaders, SendAnswer, SendBadGatewayResponse, SendStorageResponse, SendTemplateBody, SendTextBody, UpstreamErrorResponse,
 } from '../../schemas/messages';
@@ -20,8 +21,14 @@ const messages: FastifyPluginAsyncTypebox = async (app) => {
     security: SessionSecurity,
     headers: IdempotencyHeaders,
     response: {
-      201: SendAnswer, 429: UpstreamErrorResponse, 502: SendBadGatewayResponse, 503: SendStorageResponse,
-      ...errors(400, 401, 402, 403, 409, 413, 415, 422, 504),
+      201: withHeaders(SendAnswer, {
+        'idempotent-replayed': Type.Literal('true', { description: 'Present on a repeat with the same Idempotency-Key and body: the first answer again, no new send' }),
+      }),
+      429: withHeaders(UpstreamErrorResponse, { 'retry-after': Type.Integer({ description: 'Seconds to wait before retrying' }) }),
+      502: SendBadGatewayResponse,
+      503: withHeaders(SendStorageResponse, { 'retry-after': Type.Integer({ description: 'Seconds to wait before retrying' }) }),
+      ...errors(400, 401, 402, 403, 413, 415, 422, 504),
+      409: withHeaders(ErrorResponse, { 'retry-after': Type.Integer({ description: 'With `IDEMPOTENCY_KEY_IN_USE`: seconds to wait' }) }),
     },
   };
   /** Counts the send's outcome (metrics): accepted, replayed, or the error code answered. */
@@ -35,6 +42,11 @@ const messages: FastifyPluginAsyncTypebox = async (app) => {
       throw error;
     }
   };
+  const description = 'Takes one credit of this month. Errors: 402 `CREDITS_EXHAUSTED`; 409 `MESSAGING_NOT_CONFIGURED` (no token or '
+    + 'phone number id for this account) or `IDEMPOTENCY_KEY_IN_USE` (a request with this key is still running); 422 '
+    + '`IDEMPOTENCY_KEY_REUSED` (same key, another body); 429 `MESSAGING_RATE_LIMITED` and 502 `MESSAGING_REJECTED` carry the '
+    + 'network\'s error in `upstream`; 502 `MESSAGING_OUTCOME_UNKNOWN` (a request with this key stopped before its outcome was stored: '
+    + 'its message `id`); 503 `STORAGE_UNAVAILABLE` (with `sent: true` and the `wamid` when the network accepted it: do not send again); 504 `MESSAGING_UNAVAILABLE` (the network did not answer in time).';
   const answer = (reply: FastifyReply, outcome: SendOutcome) => {
     if (outcome.replayed) reply.header('idempotent-replayed', 'true');
     return reply.code(201).send(outcome.answer);
@@ -42,7 +54,7 @@ const messages: FastifyPluginAsyncTypebox = async (app) => {
 
   app.post('/api/message/send', {
     preValidation: app.authenticate,
-    schema: { ...schema, summary: 'Send a text message', body: SendTextBody },
+    schema: { ...schema, operationId: 'sendTextMessage', summary: 'Send a text message', description, body: SendTextBody },
   }, async (request, reply) => {
     const { to, text } = request.body;
     const outcome = await counted(sendMessage(deps, request.currentUser!, { kind: 'text', to, body: text.body }, request.headers['idempotency-key']));
@@ -51,7 +63,7 @@ const messages: FastifyPluginAsyncTypebox = async (app) => {
 
   app.post('/api/message/send2', {
     preValidation: app.authenticate,
-    schema: { ...schema, summary: 'Send a template message', body: SendTemplateBody },
+    schema: { ...schema, operationId: 'sendTemplateMessage', summary: 'Send a template message', description, body: SendTemplateBody },
   }, async (request, reply) => {
     const { to, template_name: name, language, param1, param2, param3, param4, param5 } = request.body;
     const params = [param1, param2, param3, param4, param5].filter((p): p is string => p !== undefined);

@@ -2,7 +2,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { SessionSecurity } from '../../schemas/auth';
-import { errors, IdParams } from '../../schemas/common';
+import { errors, IdParams, withHeaders } from '../../schemas/common';
 import { CreateUserBody, ListUsersQuery, UpdateUserBody, User, UserList } from '../../schemas/users';
 import { AppError, lastAdmin, userNotFound } from '../errors';
 import { userColumns, writtenUser } from '../services/user-fields';
@@ -15,16 +15,30 @@ const users: FastifyPluginAsyncTypebox = async (app) => {
 
   app.post('/api/user/create', {
     preValidation: adminOnly,
-    schema: { tags, security, body: CreateUserBody, response: { 201: User, ...errors(400, 401, 403, 409, 503) } },
+    schema: {
+      tags, security, operationId: 'createUser', summary: 'Create a user',
+      description: 'Conflicts: 409 `EMAIL_TAKEN` or `PHONE_NUMBER_ID_TAKEN`.',
+      body: CreateUserBody,
+      response: {
+        201: withHeaders(User, { location: Type.String({ description: 'The new user: `/api/user/{id}`', examples: ['/api/user/2'] }) }),
+        ...errors(400, 401, 403, 409, 413, 415, 503),
+      },
+    },
   }, async (request, reply) => {
     const columns = await userColumns(request.body, app.passwords.hash);
     const user = writtenUser(await app.writer.write(() => app.usersRepo.create(columns, app.now())));
-    return reply.code(201).send(publicUserNow(user, app));
+    return reply.code(201).header('location', `/api/user/${user.id}`).send(publicUserNow(user, app));
   });
 
   app.put('/api/user/update/:id', {
     preValidation: adminOnly,
-    schema: { tags, security, params: IdParams, body: UpdateUserBody, response: { 200: User, ...errors(400, 401, 403, 404, 409, 503) } },
+    schema: {
+      tags, security, operationId: 'updateUser', summary: 'Update a user',
+      description: 'Any non-empty subset of the create fields. 404 `USER_NOT_FOUND`; 409 `EMAIL_TAKEN`, `PHONE_NUMBER_ID_TAKEN`, '
+        + '`LAST_ADMIN` (no active ADMIN would remain) or `CANNOT_DEMOTE_SELF`. A new password ends every session of the user.',
+      params: IdParams, body: UpdateUserBody,
+      response: { 200: User, ...errors(400, 401, 403, 404, 409, 413, 415, 503) },
+    },
   }, async (request) => {
     const { id } = request.params;
     const demotesSelf = request.body.role === 'CLIENT' || request.body.is_active === false;
@@ -40,7 +54,12 @@ const users: FastifyPluginAsyncTypebox = async (app) => {
 
   app.delete('/api/user/delete/:id', {
     preValidation: adminOnly,
-    schema: { tags, security, params: IdParams, response: { 204: Type.Null({ description: 'Deleted' }), ...errors(400, 401, 403, 404, 409) } },
+    schema: {
+      tags, security, operationId: 'deleteUser', summary: 'Delete a user',
+      description: '404 `USER_NOT_FOUND`; 409 `CANNOT_DELETE_SELF` or `LAST_ADMIN` (no active ADMIN would remain).',
+      params: IdParams,
+      response: { 204: Type.Null({ description: 'Deleted' }), ...errors(400, 401, 403, 404, 409, 503) },
+    },
   }, async (request, reply) => {
     const { id } = request.params;
     if (id === request.currentUser!.id) throw new AppError(409, 'CANNOT_DELETE_SELF', 'You cannot delete your own account');
@@ -52,7 +71,10 @@ const users: FastifyPluginAsyncTypebox = async (app) => {
 
   app.get('/api/users', {
     preValidation: adminOnly,
-    schema: { tags, security, querystring: ListUsersQuery, response: { 200: UserList, ...errors(400, 401, 403) } },
+    schema: {
+      tags, security, operationId: 'listUsers', summary: 'List users', description: 'Oldest first; `total` counts every user.',
+      querystring: ListUsersQuery, response: { 200: UserList, ...errors(400, 401, 403) },
+    },
   }, async (request) => {
     const page = app.usersRepo.list(request.query.limit, request.query.offset);
     return { users: page.users.map((user) => publicUserNow(user, app)), total: page.total };
@@ -60,7 +82,7 @@ const users: FastifyPluginAsyncTypebox = async (app) => {
 
   app.get('/api/user/:id', {
     preValidation: adminOnly,
-    schema: { tags, security, params: IdParams, response: { 200: User, ...errors(400, 401, 403, 404) } },
+    schema: { tags, security, operationId: 'getUser', summary: 'Read a user', params: IdParams, response: { 200: User, ...errors(400, 401, 403, 404) } },
   }, async (request) => {
     const user = app.usersRepo.findById(request.params.id);
     if (!user) throw userNotFound();

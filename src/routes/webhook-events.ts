@@ -14,7 +14,8 @@ const webhookEvents: FastifyPluginAsyncTypebox = async (app) => {
   app.get('/api/webhook/events', {
     preValidation: adminOnly,
     schema: {
-      tags, security, summary: 'Stored callbacks whose processing failed (retried automatically) or is dead (failed 5 times), newest first',
+      tags, security, operationId: 'listWebhookEvents', summary: 'List failed and dead webhook callbacks',
+      description: 'Stored callbacks whose processing failed (retried automatically) or is dead (failed 5 times), newest first.',
       querystring: WebhookEventsQuery,
       response: { 200: WebhookEventList, ...errors(400, 401, 403) },
     },
@@ -30,10 +31,11 @@ const webhookEvents: FastifyPluginAsyncTypebox = async (app) => {
     preValidation: adminOnly,
     schema: {
       tags, security,
-      summary: 'Processes one stored callback again now, whatever its state (after a fix); duplicates change nothing',
+      operationId: 'replayWebhookEvent', summary: 'Process a stored webhook callback again',
+      description: 'Processes one stored callback again now, whatever its state (after a fix); duplicates change nothing. The body may be absent.',
       params: IdParams,
       body: ReplayBody,
-      response: { 200: WebhookEvent, ...errors(400, 401, 403, 404, 415) },
+      response: { 200: WebhookEvent, ...errors(400, 401, 403, 404, 413, 415, 503) },
     },
   }, async (request) => {
     const event = await app.webhookInbox.replayOne(request.params.id);

@@ -2,9 +2,10 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { errors } from '../../schemas/common';
-import { VerifyQuery, WebhookAck } from '../../schemas/webhook';
+import { SignatureHeaders, VerifyQuery, WebhookAck, WebhookCallback } from '../../schemas/webhook';
 import { AppError } from '../errors';
 import { parseJsonBody } from '../json-body';
+import { MESSAGING_PRODUCT, WEBHOOK_OBJECT } from '../messaging/client';
 import { isValidSignature, sameSecret } from '../webhooks/signature';
 
 const WEBHOOK_PATH = '/api/messaging/webhook';
@@ -21,6 +22,23 @@ function parseObject(text: string): object {
   return value;
 }
 
+/** An inbound text message as the network delivers it: the request body example of the callback. */
+const CALLBACK_EXAMPLE = {
+  object: WEBHOOK_OBJECT,
+  entry: [{
+    id: '102290129340398',
+    changes: [{
+      field: 'messages',
+      value: {
+        messaging_product: MESSAGING_PRODUCT,
+        metadata: { display_phone_number: '15550783881', phone_number_id: '106540352242922' },
+        contacts: [{ profile: { name: 'Ana' }, wa_id: '15551234567' }],
+        messages: [{ from: '15551234567', id: 'wamid.HBgLMTU1NTEyMzQ1NjcVAgASGBQzQTRBNjU5OUFFRTAzODEwMTQ0RgA=', timestamp: '1764000000', type: 'text', text: { body: 'Hello' } }],
+      },
+    }],
+  }],
+};
+
 const webhook: FastifyPluginAsyncTypebox = async (app) => {
   const { messagingVerifyToken: verifyToken, messagingAppSecret: appSecret, messagingAllowUnsigned: allowUnsigned } = app.config;
   let unsignedWarnedAt = -Infinity;
@@ -33,9 +51,15 @@ const webhook: FastifyPluginAsyncTypebox = async (app) => {
 
   app.get(WEBHOOK_PATH, {
     schema: {
-      tags: ['webhook'], summary: 'Verification handshake of the messaging network',
+      tags: ['webhook'], operationId: 'verifyWebhook', summary: 'Verification handshake of the messaging network',
+      description: 'Answers `hub.challenge` as text/plain when `hub.mode` is `subscribe` and `hub.verify_token` matches the configured '
+        + 'verify token; 403 `VERIFICATION_FAILED` otherwise (also while no verify token is configured).',
+      security: [],
       querystring: VerifyQuery,
-      response: { 200: Type.String({ description: 'The challenge, as text/plain' }), ...errors(400, 403) },
+      response: {
+        200: { description: 'The challenge, as it was given', content: { 'text/plain': { schema: Type.String({ examples: ['1158201444'] }) } } },
+        ...errors(400, 403),
+      },
     },
   }, async (request, reply) => {
     const query = request.query;
@@ -49,8 +73,14 @@ const webhook: FastifyPluginAsyncTypebox = async (app) => {
 
   app.post(WEBHOOK_PATH, {
     bodyLimit: BODY_LIMIT,
+    // The body and signature header are documented, not validated by Fastify: the signature is checked over the raw bytes first.
+    config: { swaggerTransform: ({ schema, url }) => ({ schema: { ...schema, body: { ...WebhookCallback, examples: [CALLBACK_EXAMPLE] }, headers: SignatureHeaders }, url }) },
     schema: {
-      tags: ['webhook'], summary: 'Callback of the messaging network (messages, statuses), signed with X-Hub-Signature-256',
+      tags: ['webhook'], operationId: 'receiveWebhook', summary: 'Callback of the messaging network (messages, statuses)',
+      description: 'Signed with X-Hub-Signature-256 over the raw body (401 `INVALID_SIGNATURE` when missing or wrong). Stored durably '
+        + 'before the 200, then processed; duplicates change nothing. Up to 3 MB. 503 `WEBHOOK_NOT_CONFIGURED` while no app secret is '
+        + 'configured, `STORAGE_UNAVAILABLE` when the callback cannot be stored (the network retries both).',
+      security: [],
       response: { 200: WebhookAck, ...errors(400, 401, 413, 415, 503) },
     },
   }, async (request) => {
