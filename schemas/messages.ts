@@ -67,11 +67,11 @@ export const SendBadGatewayResponse = Type.Composite([ErrorResponse, Type.Object
   id: Type.Optional(Nullable(Type.Integer({ description: 'MESSAGING_OUTCOME_UNKNOWN: the message the first request stored' }))),
   wamid: Type.Optional(Type.String()),
   sent: Type.Optional(Type.Boolean()),
-})], { additionalProperties: true });
+})], { additionalProperties: true, title: 'SendBadGatewayResponse', description: "The error shape with the network's error in `upstream`, or the stored message `id` when the outcome of a first request with this key is unknown" });
 
 /** 503 STORAGE_UNAVAILABLE: after the network accepted the message, `sent: true` with its `id` and `wamid` (do not send again). */
 export const SendStorageResponse = Type.Composite([ErrorResponse, Type.Object({
   id: Type.Optional(Type.Integer()),
   wamid: Type.Optional(Type.String()),
   sent: Type.Optional(Type.Boolean()),
-})], { additionalProperties: true });
+})], { additionalProperties: true, title: 'SendStorageResponse', description: 'The error shape; when the network accepted the message but storing that failed, `sent: true` with its `id` and `wamid`: do not send it again' });

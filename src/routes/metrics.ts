@@ -18,7 +18,8 @@ const metrics: FastifyPluginAsyncTypebox = async (app) => {
   app.get('/metrics', {
     preValidation: scraperOrAdmin,
     schema: {
-      tags: ['health'], summary: 'Prometheus metrics (text format): Authorization: Bearer METRICS_TOKEN, or an ADMIN session',
+      tags: ['health'], operationId: 'getMetrics', summary: 'Prometheus metrics in the text format',
+      description: 'For `Authorization: Bearer <METRICS_TOKEN>` (when that variable is set) or an ADMIN session; 401 or 403 otherwise.',
       security: [{ bearer: [] }, { cookie: [] }],
       response: { 200: Type.String({ description: 'Prometheus text exposition format 0.0.4' }), ...errors(401, 403) },
     },
