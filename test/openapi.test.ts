@@ -11,7 +11,6 @@ interface Op { path: string; method: string; op: Json }
 
 const METHODS = ['get', 'put', 'post', 'delete', 'patch'];
 const PUBLIC = ['GET /healthz', 'GET /readyz', 'POST /api/login', 'GET /api/messaging/webhook', 'POST /api/messaging/webhook'];
-const ERROR_REF = '#/components/schemas/ErrorResponse';
 
 function operations(doc: Json): Op[] {
   return Object.entries(doc.paths as Json).flatMap(([path, item]) =>
