@@ -8,6 +8,7 @@ import type { HashSlots } from './services/passwords';
 import authPlugin from './plugins/auth';
 import dbPlugin from './plugins/db';
 import errorHandler, { clientError, routingError } from './plugins/error-handler';
+import mediaArchive from './plugins/media-archive';
 import messagingPlugin from './plugins/messaging';
 import openapi from './plugins/openapi';
 import passwordsPlugin from './plugins/passwords';
@@ -17,6 +18,7 @@ import slowClients, { slowClientOptions } from './plugins/slow-clients';
 import validation from './plugins/validation';
 import webhookInbox from './plugins/webhook-inbox';
 import healthRoutes from './routes/health';
+import mediaRoutes from './routes/media';
 import messageRoutes from './routes/messages';
 import webhookRoutes from './routes/webhook';
 import webhookEventRoutes from './routes/webhook-events';
@@ -122,6 +124,7 @@ export async function buildApp(config: Config, options: AppOptions = {}) {
   await app.register(openapi);
   await app.register(messagingPlugin);
   await app.register(webhookInbox);
+  await app.register(mediaArchive);
   await app.register(retentionPlugin);
 
   await app.register(healthRoutes);
@@ -129,6 +132,7 @@ export async function buildApp(config: Config, options: AppOptions = {}) {
   await app.register(webhookRoutes);
   await app.register(webhookEventRoutes);
   await app.register(conversationRoutes);
+  await app.register(mediaRoutes);
   await app.register(adminRoutes, { prefix: '/admin' });
   await app.register(authRoutes);
   await app.register(userRoutes);

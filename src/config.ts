@@ -45,6 +45,8 @@ export const ConfigSchema = Type.Object({
   // Days kept; 0 keeps forever (at most a century: a cut-off before the epoch would be meaningless).
   retentionWebhookEventsDays: Type.Integer({ minimum: 0, maximum: 36500 }),
   retentionMessagesDays: Type.Integer({ minimum: 0, maximum: 36500 }),
+  // Largest inbound media file archived, in bytes.
+  mediaMaxBytes: Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER }),
 });
 export type Config = Static<typeof ConfigSchema>;
 
@@ -70,6 +72,7 @@ const VARIABLES: Record<keyof Config, [string, string | undefined]> = {
   requestTimeoutMs: ['REQUEST_TIMEOUT_MS', '30000'],
   retentionWebhookEventsDays: ['RETENTION_WEBHOOK_EVENTS_DAYS', '30'],
   retentionMessagesDays: ['RETENTION_MESSAGES_DAYS', '0'],
+  mediaMaxBytes: ['MEDIA_MAX_BYTES', '104857600'],
 };
 
 /** Variables whose values never appear in an error message. */
