@@ -221,3 +221,44 @@ t.test('hostile names and types: no path in the filename, attachment with CSP sa
     t.equal(served.headers['x-content-type-options'], 'nosniff');
   }
 });
+
+t.test('the admin thread shows a stored image inline, plays audio, links a document and labels media not stored', async (t) => {
+  const ctx = await archive(t);
+  const image = await ctx.inbound({ type: 'image', data: b64(png(8, 6)), mime_type: 'image/png', caption: 'Vitrine' });
+  const audio = await ctx.inbound({ type: 'audio', data: b64(Buffer.from('OggS')), mime_type: 'audio/ogg' });
+  const pdf = await ctx.inbound({ type: 'document', data: b64(Buffer.from('%PDF')), mime_type: 'application/pdf', filename: 'nota.pdf' });
+  for (const id of [image, audio, pdf]) await ctx.until(id, (r) => r.state === 'stored');
+  ctx.sandbox.media.enqueue({ stage: 'lookup', fail: 'unknown_object' });
+  const gone = await ctx.inbound({ type: 'video', data: b64(Buffer.from('mp4')), mime_type: 'video/mp4' });
+  await ctx.until(gone, (r) => r.state === 'failed');
+  const admin = await createAdmin(ctx.app);
+  const page = await ctx.app.inject({ method: 'GET', url: `/admin/user/${ctx.user.id}/conversation-thread`, headers: { cookie: `token=${ctx.app.issueToken(admin)}` } });
+  t.equal(page.statusCode, 200);
+  t.match(page.body, new RegExp(`<img class="media media-image" src="/api/media/${image}" alt="Photo: Vitrine"`));
+  t.match(page.body, new RegExp(`<audio class="media media-audio" controls preload="metadata" src="/api/media/${audio}">`));
+  t.match(page.body, new RegExp(`<a class="media-download" href="/api/media/${pdf}" download>Download document</a>`));
+  t.match(page.body, /<p class="media-pending">Not stored: the network no longer has it<\/p>/);
+  t.match(String(page.headers['content-security-policy']), /media-src 'self'/);
+  t.match(String(page.headers['content-security-policy']), /img-src 'self'/);
+  // The page's cookie is what authorises the image request.
+  const served = await ctx.app.inject({ method: 'GET', url: `/api/media/${image}`, headers: { cookie: `token=${ctx.app.issueToken(admin)}` } });
+  t.equal(served.statusCode, 200);
+});
+
+t.test('retention deletes aged messages with their files; deleting a user deletes its files', async (t) => {
+  const ctx = await archive(t, { retentionMessagesDays: 1 });
+  const old = await ctx.inbound({ type: 'image', data: b64(png(1, 1)), mime_type: 'image/png' });
+  await ctx.until(old, (r) => r.state === 'stored');
+  // Its age is the network's time of the message: three days ago.
+  ctx.app.db.$client.prepare('UPDATE messages SET created_at = created_at - ? WHERE id = ?').run(3 * 86_400_000, old);
+  const fresh = await ctx.inbound({ type: 'image', data: b64(png(2, 1)), mime_type: 'image/png' });
+  await ctx.until(fresh, (r) => r.state === 'stored');
+  t.same(ctx.app.mediaFiles.list().stored.sort(), [old, fresh].sort());
+  await ctx.app.retentionSweep.run();
+  t.same(ctx.app.mediaFiles.list().stored, [fresh], 'the aged message took its file along');
+  t.equal(ctx.download(old), undefined);
+  const admin = await createAdmin(ctx.app);
+  const deleted = await ctx.app.inject({ method: 'DELETE', url: `/api/user/delete/${ctx.user.id}`, headers: bearer(ctx.app, admin) });
+  t.equal(deleted.statusCode, 204);
+  t.same(ctx.app.mediaFiles.list(), { stored: [], parts: [] }, "the user's files went with it");
+});
