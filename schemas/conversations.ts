@@ -53,6 +53,12 @@ export const Message = Type.Object({
   template: Type.Optional(Type.Object({ name: Type.String(), language: Nullable(Type.String()), params: Type.Array(Type.String()) })),
   media: Type.Optional(Type.Object({
     id: Nullable(Type.String()), mime_type: Nullable(Type.String()), sha256: Nullable(Type.String()), filename: Nullable(Type.String()),
+    stored: Type.Optional(Type.Boolean({ description: 'Inbound: whether the gateway holds the file (downloaded in the background)' })),
+    url: Type.Optional(Nullable(Type.String({ description: 'Inbound: `/api/media/{id}` once stored, else null' }))),
+    error: Type.Optional(Nullable(Type.String({
+      description: 'Inbound: why the download failed for good (sha256_mismatch, too_large, lookup_refused, download_refused, '
+        + 'unavailable: still failing after 24 h of retries); null otherwise',
+    }))),
   })),
   location: Type.Optional(Type.Object({
     latitude: Nullable(Type.Number()), longitude: Nullable(Type.Number()), name: Nullable(Type.String()), address: Nullable(Type.String()),

@@ -8,6 +8,7 @@ import type { HashSlots } from './services/passwords';
 import authPlugin from './plugins/auth';
 import dbPlugin from './plugins/db';
 import errorHandler, { clientError, routingError } from './plugins/error-handler';
+import mediaArchive from './plugins/media-archive';
 import messagingPlugin from './plugins/messaging';
 import metricsPlugin from './plugins/metrics';
 import openapi from './plugins/openapi';
@@ -20,6 +21,7 @@ import validation from './plugins/validation';
 import webhookInbox from './plugins/webhook-inbox';
 import healthRoutes from './routes/health';
 import metricsRoutes from './routes/metrics';
+import mediaRoutes from './routes/media';
 import messageRoutes from './routes/messages';
 import webhookRoutes from './routes/webhook';
 import webhookEventRoutes from './routes/webhook-events';
@@ -128,6 +130,7 @@ export async function buildApp(config: Config, options: AppOptions = {}) {
   await app.register(metricsPlugin, { processMetrics: options.processMetrics ?? false });
   await app.register(messagingPlugin);
   await app.register(webhookInbox);
+  await app.register(mediaArchive);
   await app.register(retentionPlugin);
   await app.register(sendSettlement);
 
@@ -137,6 +140,7 @@ export async function buildApp(config: Config, options: AppOptions = {}) {
   await app.register(webhookRoutes);
   await app.register(webhookEventRoutes);
   await app.register(conversationRoutes);
+  await app.register(mediaRoutes);
   await app.register(adminRoutes, { prefix: '/admin' });
   await app.register(authRoutes);
   await app.register(userRoutes);

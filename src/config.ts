@@ -46,6 +46,8 @@ export const ConfigSchema = Type.Object({
   retentionWebhookEventsDays: Type.Integer({ minimum: 0, maximum: 36500 }),
   retentionMessagesDays: Type.Integer({ minimum: 0, maximum: 36500 }),
   metricsToken: Type.Optional(Type.String({ minLength: 16 })),
+  // Largest inbound media file archived, in bytes.
+  mediaMaxBytes: Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER }),
 });
 export type Config = Static<typeof ConfigSchema>;
 
@@ -72,6 +74,7 @@ const VARIABLES: Record<keyof Config, [string, string | undefined]> = {
   retentionWebhookEventsDays: ['RETENTION_WEBHOOK_EVENTS_DAYS', '30'],
   retentionMessagesDays: ['RETENTION_MESSAGES_DAYS', '0'],
   metricsToken: ['METRICS_TOKEN', undefined],
+  mediaMaxBytes: ['MEDIA_MAX_BYTES', '104857600'],
 };
 
 /** Variables whose values never appear in an error message. */

@@ -7,6 +7,8 @@ import { chromium, type Browser } from 'playwright-core';
 import { projectRoot } from '../src/config';
 import { buildTestApp, createAdmin, createUser, PASSWORD } from './helper';
 import { HOSTILE_TEXT, seedDemoInbox } from './fixtures/conversations';
+import { png } from './fixtures/png';
+import { PHONE_ID, sendingApp } from './fixtures/sending';
 
 const CHROMIUM = '/usr/bin/chromium';
 const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
@@ -81,4 +83,63 @@ t.test('an administrator logs in, opens a thread and sees bubbles, ticks and esc
   await page.goto(base + '/admin');
   await page.screenshot({ path: join(ARTIFACTS, 'users-phone.png'), fullPage: true });
   t.same(problems, [], 'no console errors, CSP violations or dialogs');
+});
+
+/** A sky-to-sea picture with a sun, so the screenshot shows a real image. */
+const sunset = (width: number, height: number) => png(width, height, (x, y) => {
+  const horizon = height * 0.62;
+  const sun = Math.hypot(x - width * 0.68, y - horizon * 0.78) < height * 0.14;
+  if (sun) return [253, 224, 71];
+  const k = y / horizon;
+  return y < horizon ? [Math.round(251 - 120 * k), Math.round(146 - 60 * k), Math.round(60 + 120 * k)]
+    : [14, Math.round(116 - 40 * ((y - horizon) / (height - horizon))), Math.round(144 + ((x * 7 + y * 3) % 23))];
+});
+
+t.test('an inbound image is archived and shown in the thread; chips fit a phone; screenshot for the README', { skip }, async (t) => {
+  const secret = 'browser-media-secret';
+  const ctx = await sendingApp(t, { config: { messagingAppSecret: secret } });
+  const base = await ctx.app.listen({ host: '127.0.0.1', port: 0 });
+  ctx.sandbox.configureCallbacks({ webhookUrl: `${base}/api/messaging/webhook`, appSecret: secret, enabled: true, delayMs: 0 });
+  const from = '351912345678';
+  const say = (text: string) => ctx.sandbox.injectInbound({ phoneNumberId: PHONE_ID, from, name: 'Marta Sousa', text });
+  await say('Bom dia! The new shop window is up, have a look');
+  const image = await ctx.sandbox.injectInbound({ phoneNumberId: PHONE_ID, from, name: 'Marta Sousa',
+    media: { type: 'image', data: sunset(480, 300).toString('base64'), mime_type: 'image/png', caption: 'Vitrine, Rua Augusta' } });
+  await ctx.sandbox.injectInbound({ phoneNumberId: PHONE_ID, from, name: 'Marta Sousa',
+    media: { type: 'document', data: Buffer.from('%PDF-1.4 invoice').toString('base64'), mime_type: 'application/pdf', filename: 'fatura-0042.pdf' } });
+  await ctx.post('/api/message/send', { to: from, type: 'text', text: { body: 'Looks great, thanks Marta!' } });
+  const imageId = ctx.app.db.$client.prepare('SELECT id FROM messages WHERE wamid = ?').pluck().get(image.wamid) as number;
+  const state = () => ctx.app.db.$client.prepare("SELECT count(*) FROM media_downloads WHERE state = 'stored'").pluck().get();
+  for (let i = 0; i < 400 && state() !== 2; i++) await new Promise((resolve) => setTimeout(resolve, 50));
+  t.equal(state(), 2, 'both files archived');
+
+  const admin = await createAdmin(ctx.app);
+  const browser: Browser = await chromium.launch({ executablePath: CHROMIUM, args: ARGS });
+  t.teardown(() => browser.close());
+  const context = await browser.newContext({ viewport: { width: 1200, height: 900 } });
+  await context.addCookies([{ name: 'token', value: ctx.app.issueToken(admin), url: base }]);
+  const page = await context.newPage();
+  const problems: string[] = [];
+  page.on('console', (message) => { if (message.type() === 'error') problems.push(message.text()); });
+  page.on('pageerror', (error) => problems.push(error.message));
+  await page.goto(`${base}/admin/user/${ctx.user.id}/conversation-thread`);
+  const img = page.locator(`img[src="/api/media/${imageId}"]`);
+  await img.waitFor();
+  await img.evaluate((el) => (el as unknown as { decode(): Promise<void> }).decode());
+  t.equal(await img.evaluate((el) => (el as unknown as { naturalWidth: number }).naturalWidth), 480, 'the image is displayed (decoded from the archive)');
+  t.equal(await page.locator('a.media-download', { hasText: 'Download document' }).count(), 1);
+  mkdirSync(join(projectRoot, 'docs'), { recursive: true });
+  await page.screenshot({ path: join(projectRoot, 'docs', 'thread-media.png'), fullPage: false });
+
+  // A phone: every filter chip is whole (they wrap instead of being cut off).
+  await page.setViewportSize({ width: 390, height: 844 });
+  const clipped = await page.locator('.chip').evaluateAll((chips) => chips.filter((chip) => {
+    const box = chip.getBoundingClientRect();
+    const row = chip.parentElement!.getBoundingClientRect();
+    return box.right > row.right + 0.5 || chip.scrollWidth > chip.clientWidth;
+  }).map((chip) => chip.textContent));
+  t.same(clipped, [], 'no chip clipped');
+  mkdirSync(ARTIFACTS, { recursive: true });
+  await page.screenshot({ path: join(ARTIFACTS, 'thread-media-phone.png'), fullPage: true });
+  t.same(problems, [], 'no console errors or CSP violations');
 });

@@ -65,6 +65,9 @@ t.test('without a valid admin session every page redirects to the login page, ke
 t.test('a logged-in CLIENT gets the 403 page; unknown users, ids and query values get 404 and 400 pages', async (t) => {
   const { app, shop, page } = await setup(t);
   isPage(t, await page('/admin', bearer(app, shop)), 403, /<h1>Administrators only<\/h1>[\s\S]*shop@example\.com, which is not an administrator/);
+  const forbiddenPage = (await page('/admin', bearer(app, shop))).body;
+  t.match(forbiddenPage, /<button type="button" class="button" id="logout">Log out and log in as an administrator<\/button>/, 'a way out, not a link back to this 403');
+  t.notMatch(forbiddenPage, /href="\/admin">Go to the users/);
   isPage(t, await page(threadOf(shop.id), { cookie: `token=${app.issueToken(shop)}` }), 403, /Administrators only/);
   isPage(t, await page(threadOf(999)), 404, /<h1>No such user<\/h1>[\s\S]*no user with id 999/);
   isPage(t, await page('/admin/nothing-here'), 404, /There is no page at \/admin\/nothing-here/);

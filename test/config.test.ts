@@ -24,6 +24,7 @@ t.test('defaults with an empty environment', async (t) => {
     requestTimeoutMs: 30000,
     retentionWebhookEventsDays: 30,
     retentionMessagesDays: 0,
+    mediaMaxBytes: 104857600,
   });
   t.equal(durationSeconds('12h'), 43200);
   t.equal(durationSeconds('90'), 90);
@@ -52,6 +53,8 @@ t.test('an invalid value stops with a message naming the variable', async (t) =>
     [{ RETENTION_WEBHOOK_EVENTS_DAYS: '-1' }, /^Invalid RETENTION_WEBHOOK_EVENTS_DAYS: .*"-1"/],
     [{ RETENTION_WEBHOOK_EVENTS_DAYS: '100000' }, /^Invalid RETENTION_WEBHOOK_EVENTS_DAYS: /],
     [{ RETENTION_MESSAGES_DAYS: 'forever' }, /^Invalid RETENTION_MESSAGES_DAYS: /],
+    [{ MEDIA_MAX_BYTES: '0' }, /^Invalid MEDIA_MAX_BYTES: .*"0"/],
+    [{ MEDIA_MAX_BYTES: '10MB' }, /^Invalid MEDIA_MAX_BYTES: /],
   ];
   for (const [env, message] of cases) {
     t.throws(() => parseConfig(env), { constructor: ConfigError, message }, JSON.stringify(env));

@@ -112,7 +112,7 @@ t.test('the exact answer: contact, counts, service window, every message field a
     service_window_expires_at: iso(at + 7 * MIN + 24 * HOUR),
     messages: [
       { id: 1, wamid: photo, direction: 'inbound', type: 'image', text: 'a caption', status: 'received', created_at: iso(at),
-        media: { id: 'm1', mime_type: 'image/jpeg', sha256: 'abc=', filename: null } },
+        media: { id: 'm1', mime_type: 'image/jpeg', sha256: 'abc=', filename: null, stored: false, url: null, error: null } },
       { id: sent.id, wamid: sent.wamid, direction: 'outbound', type: 'text', text: 'Nice!', status: 'read', created_at: iso(at + MIN),
         to: '15551230001', error: null, status_updated_at: iso(at + 4 * MIN), statuses: [
           { status: 'sent', at: iso(at + 2 * MIN), error: null },

@@ -58,6 +58,22 @@ t.test('every write that changes a message leaves its stored JSON equal to rende
   t.equal(repo.markInterrupted(cut, JSON.stringify({ code: 'INTERRUPTED', title: 'Interrupted', details: null }), NOW - 47 * MIN), true);
   check('an interrupted send settled as failed', 5);
 
+  // Inbound media: queued unstored, then the archive's outcomes (stored, failed) render it again.
+  const media = (wamid: string) => {
+    repo.insertInbound({ userId: ana.id, contactWaId: '111', contactName: null, wamid, type: 'image', text: null, payloadJson: '{}',
+      mediaJson: JSON.stringify({ id: `m-${wamid}`, mime_type: 'image/png', sha256: null, filename: null }), createdAt: NOW - 10 * MIN });
+    return app.db.$client.prepare('SELECT id FROM messages WHERE wamid = ?').pluck().get(wamid) as number;
+  };
+  const kept = media('wamid.img.kept');
+  const refused = media('wamid.img.refused');
+  check('inbound media, not stored yet', 6);
+  t.ok(app.mediaRepo.stored(kept, 'image/png', 10, NOW));
+  check('media stored', 6);
+  t.ok(app.mediaRepo.failed(refused, 'sha256_mismatch', NOW));
+  check('media refused', 6);
+  t.match(JSON.parse(app.db.$client.prepare('SELECT listed_json FROM messages WHERE id = ?').pluck().get(kept) as string).media,
+    { stored: true, url: `/api/media/${kept}`, error: null });
+
   // Sanity: the check itself sees a stale row.
   app.db.$client.prepare("UPDATE messages SET status = 'sent' WHERE id = ?").run(pending);
   t.same(stale(app).stale, [pending]);

@@ -86,7 +86,7 @@ t.test('the pages keep their own strict CSP and refuse framing', async (t) => {
     t.equal(res.statusCode, status, url);
     t.same(directives(res.headers), {
       'default-src': ["'self'"], 'script-src': ["'self'"], 'script-src-attr': ["'none'"], 'style-src': ["'self'"],
-      'img-src': ["'self'", 'data:'], 'connect-src': ["'self'"], 'font-src': ["'self'"], 'form-action': ["'self'"],
+      'img-src': ["'self'", 'data:'], 'media-src': ["'self'"], 'connect-src': ["'self'"], 'font-src': ["'self'"], 'form-action': ["'self'"],
       'frame-ancestors': ["'none'"], 'object-src': ["'none'"], 'base-uri': ["'self'"],
     }, url);
     t.equal(res.headers['x-frame-options'], 'DENY', url);

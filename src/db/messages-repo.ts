@@ -62,6 +62,9 @@ export function createMessagesRepo(db: DB, render: RenderMessage) {
     VALUES (@userId, @conversationId, 'inbound', @type, @text, @wamid, 'received', 0, @payloadJson,
       @mediaJson, @locationJson, @replyTo, @errorJson, @createdAt)
     ON CONFLICT (user_id, wamid) DO NOTHING`);
+  // Inbound media with an id joins the download queue in the message's own write (the worker fetches it later).
+  const enqueueMedia = client.prepare<[number, string | null]>(
+    "INSERT OR IGNORE INTO media_downloads (message_id) SELECT ? WHERE json_extract(?, '$.id') IS NOT NULL");
   const ownerOf = client.prepare<[number], { userId: number; createdAt: number }>(
     'SELECT user_id AS userId, created_at AS createdAt FROM messages WHERE id = ?');
   // One write: the wamid, the contact's conversation, and `accepted` unless a raced status is already past it.
@@ -145,8 +148,11 @@ export function createMessagesRepo(db: DB, render: RenderMessage) {
         mediaJson: m.mediaJson ?? null, locationJson: m.locationJson ?? null, replyTo: m.replyTo ?? null,
         errorJson: m.errorJson ?? null, createdAt: m.createdAt,
       });
-      if (inserted.changes > 0) listed.refresh(Number(inserted.lastInsertRowid));
-      return inserted.changes > 0;
+      if (inserted.changes === 0) return false;
+      const id = Number(inserted.lastInsertRowid);
+      if (m.mediaJson) enqueueMedia.run(id, m.mediaJson);
+      listed.refresh(id);
+      return true;
     },
 
     /** Outbound messages still `pending` without a wamid with `afterId < id <= upToId`, oldest first (a read). */

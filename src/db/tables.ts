@@ -73,6 +73,24 @@ export const messages = sqliteTable('messages', {
   index('messages_conversation_type_created').on(t.conversationId, t.type, t.createdAt),
 ]);
 
+// Durable queue of inbound media downloads, one row per message with media: enqueued in the write that stores the
+// message, settled by the download worker. The file is media/{message_id} beside the database while state = stored.
+export const mediaDownloads = sqliteTable('media_downloads', {
+  messageId: integer('message_id').primaryKey().references(() => messages.id, { onDelete: 'cascade' }),
+  state: text('state', { enum: ['pending', 'stored', 'failed'] }).notNull().default('pending'),
+  attempts: integer('attempts').notNull().default(0),
+  // 0 = due now: the webhook path needs no clock.
+  nextAttemptAt: integer('next_attempt_at').notNull().default(0),
+  // The first attempt's time: retries stop 24 h after it.
+  firstAttemptAt: integer('first_attempt_at'),
+  // Why the last attempt failed (pending: retried; failed: final).
+  error: text('error'),
+  // Stored: the file's type as served and its size.
+  mimeType: text('mime_type'),
+  size: integer('size'),
+  settledAt: integer('settled_at'),
+}, (t) => [index('media_downloads_due').on(t.nextAttemptAt).where(sql`state = 'pending'`)]);
+
 // Every status callback, in the network's own time; the unique key makes redeliveries no-ops.
 export const messageStatuses = sqliteTable('message_statuses', {
   id: integer('id').primaryKey({ autoIncrement: true }),

@@ -18,10 +18,14 @@ export interface RetentionDeps {
   webhookEventsDays: number;
   messagesDays: number;
   intervalMs?: number;
+  /** The media archive: files of deleted messages go right after their write; orphans (deleted users) at each sweep. */
+  media?: { remove(messageIds: readonly number[]): Promise<void>; sweepOrphans(): Promise<number> };
 }
 
 export interface SweepTotals {
   webhookEvents: number; messages: number; conversations: number; orphanStatuses: number; idempotencyKeys: number; revokedSessions: number;
+  /** Files of deleted users (or left by a crash) removed by the orphan sweep. */
+  mediaFiles?: number;
 }
 
 const DAY_MS = 86_400_000;
@@ -56,6 +60,7 @@ export function createRetentionSweep(deps: RetentionDeps) {
       const ids = pending;
       pending = [];
       const deleted = await deps.writer.write(() => deps.retention.deleteMessages(ids));
+      await deps.media?.remove(ids);
       totals.messages += deleted.messages;
       totals.conversations += deleted.conversations;
       await nextTurn();
@@ -92,6 +97,7 @@ export function createRetentionSweep(deps: RetentionDeps) {
       totals.orphanStatuses = await drain(() => deps.retention.deleteOrphansBefore(now - ORPHAN_TTL_MS, BATCH));
       totals.idempotencyKeys = await drain(() => deps.retention.deleteKeysBefore(now - KEY_TTL_MS, BATCH));
       totals.revokedSessions = await drain(() => deps.sessions.prune(now, BATCH));
+      if (deps.media && !job.stopped()) totals.mediaFiles = await deps.media.sweepOrphans();
     } catch (error) {
       deps.log.error({ err: error, deleted: totals }, 'retention sweep interrupted; it runs again within the hour');
       return totals;

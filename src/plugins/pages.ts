@@ -32,7 +32,7 @@ export const LOGIN_REASONS = {
 export function errorPage(reply: FastifyReply, status: number, title: string, text: string) {
   const user = reply.request.currentUser;
   return reply.code(status).type('text/html; charset=utf-8')
-    .view('error', { title: `${status} · ${title}`, status, heading: title, text, admin: user?.role === 'ADMIN' ? user : null });
+    .view('error', { title: `${status} · ${title}`, status, heading: title, text, admin: user?.role === 'ADMIN' ? user : null, signedIn: !!user });
 }
 
 function describe(error: FastifyError): [number, string, string] {
@@ -52,7 +52,7 @@ function describe(error: FastifyError): [number, string, string] {
 export default fp(async function pages(app: FastifyInstance) {
   // Helmet again, in this context only: the app-wide headers with the pages' CSP instead of the API's.
   await app.register(fastifyHelmet, helmetOptions({
-    defaultSrc: SELF, scriptSrc: SELF, scriptSrcAttr: ["'none'"], styleSrc: SELF, imgSrc: [...SELF, 'data:'], connectSrc: SELF,
+    defaultSrc: SELF, scriptSrc: SELF, scriptSrcAttr: ["'none'"], styleSrc: SELF, imgSrc: [...SELF, 'data:'], mediaSrc: SELF, connectSrc: SELF,
     fontSrc: SELF, formAction: SELF, frameAncestors: ["'none'"], objectSrc: ["'none'"], baseUri: SELF,
   }));
   await app.register(fastifyView, { engine: { eta: new Eta({ views: TEMPLATES, autoEscape: true }) }, root: TEMPLATES });

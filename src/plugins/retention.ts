@@ -16,6 +16,7 @@ export default fp(async function retention(app: FastifyInstance) {
     writer: app.writer, retention: createRetentionRepo(app.db), events: app.webhookEventsRepo, sessions: app.sessionsRepo,
     now: app.now, log: app.log,
     webhookEventsDays: app.config.retentionWebhookEventsDays, messagesDays: app.config.retentionMessagesDays,
+    media: { remove: app.mediaFiles.remove, sweepOrphans: app.mediaDownloads.sweepOrphans },
   });
   app.decorate('retentionSweep', sweep);
   // onListen, not onReady: an app only injected into (tests, scripts) sweeps when asked to.
@@ -26,4 +27,4 @@ export default fp(async function retention(app: FastifyInstance) {
   app.addHook('onClose', async () => {
     await sweep.stop();
   });
-}, { name: 'retention', dependencies: ['db'] });
+}, { name: 'retention', dependencies: ['db', 'media-archive'] });

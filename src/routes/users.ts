@@ -66,6 +66,8 @@ const users: FastifyPluginAsyncTypebox = async (app) => {
     const outcome = await app.writer.write(() => app.usersRepo.delete(id));
     if (outcome === 'not_found') throw userNotFound();
     if (outcome === 'last_admin') throw lastAdmin();
+    // The user's messages went with it (cascade): their media files go now, not at the next hourly sweep.
+    await app.mediaDownloads.sweepOrphans().catch((error: unknown) => request.log.error({ err: error }, 'media files of the deleted user not removed; the hourly sweep retries'));
     return reply.code(204).send(null);
   });
 

@@ -1,12 +1,16 @@
 // The sandbox's media endpoints, as the network's: multipart upload, lookup (a URL that needs the token), download, delete.
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { NetworkMediaInfo } from '../../schemas/network';
 import type { InboundMessage } from '../../schemas/sandbox';
 import { MESSAGING_PRODUCT } from '../messaging/client';
 import type { InboundMedia } from './envelopes';
 import { reply } from './http';
 import { errorAnswer, freshMediaId, type SandboxRefusal } from './wire';
+
+/** What the sandbox does with the next lookup or download (FIFO per stage); with none queued it answers. */
+export interface MediaBehaviour { stage: 'lookup' | 'download'; delayMs?: number; fail?: SandboxRefusal }
 
 export interface StoredMedia { id: string; phoneNumberId: string; bytes: Buffer; mimeType: string; sha256: string; filename?: string; key: string }
 
@@ -27,8 +31,19 @@ const LIMITS: Record<string, number> = {
 const baseType = (mime: string): string => mime.split(';')[0]!.trim().toLowerCase();
 const sameText = (a: string, b: string) => a.length === b.length && timingSafeEqual(Buffer.from(a), Buffer.from(b));
 
-export function createMediaStore() {
+export function createMediaStore(closing?: AbortSignal) {
   const media = new Map<string, StoredMedia>();
+  const behaviours: MediaBehaviour[] = [];
+  /** Takes the next behaviour queued for `stage`, waits its delay; true when it answered (a refusal). */
+  async function behave(stage: MediaBehaviour['stage'], response: ServerResponse): Promise<boolean> {
+    const at = behaviours.findIndex((b) => b.stage === stage);
+    if (at === -1) return false;
+    const [behaviour] = behaviours.splice(at, 1);
+    if (behaviour!.delayMs) await sleep(behaviour!.delayMs, undefined, { signal: closing }).catch(() => undefined);
+    if (behaviour!.fail === undefined) return response.destroyed;
+    refuse(response, behaviour!.fail);
+    return true;
+  }
   const refuse = (response: ServerResponse, name: SandboxRefusal, details?: string) => {
     const answer = errorAnswer(name, details);
     reply(response, answer.status, answer.body);
@@ -51,7 +66,12 @@ export function createMediaStore() {
   return {
     add,
     get: (id: string) => media.get(id),
-    clear: () => media.clear(),
+    clear: () => {
+      media.clear();
+      behaviours.length = 0;
+    },
+    /** Queues behaviours for the next lookups and downloads (a delay, a refusal such as server_error, throttled or unknown_object). */
+    enqueue: (...queued: MediaBehaviour[]) => void behaviours.push(...queued),
 
     /** `POST /{phone_number_id}/media`: multipart with `file`, `type` and `messaging_product` (form or query). */
     async upload(response: ServerResponse, phoneNumberId: string, contentType: string, raw: Buffer, query: URLSearchParams): Promise<void> {
@@ -75,7 +95,8 @@ export function createMediaStore() {
     },
 
     /** `GET /{media_id}`: where to download it, for the account it belongs to. */
-    retrieve(response: ServerResponse, phoneNumberId: string, id: string, baseUrl: string): void {
+    async retrieve(response: ServerResponse, phoneNumberId: string, id: string, baseUrl: string): Promise<void> {
+      if (await behave('lookup', response)) return;
       const item = media.get(id);
       if (!item || item.phoneNumberId !== phoneNumberId) return refuse(response, 'unknown_object');
       const info: NetworkMediaInfo = {
@@ -114,10 +135,11 @@ export function createMediaStore() {
     },
 
     /** The URL a lookup returned: the bytes, only with the owning account's Bearer token. */
-    download(request: IncomingMessage, response: ServerResponse, id: string, key: string, tokenAccount: string | undefined): void {
+    async download(request: IncomingMessage, response: ServerResponse, id: string, key: string, tokenAccount: string | undefined): Promise<void> {
       const item = media.get(id);
       if (!item || !sameText(key, item.key)) return refuse(response, 'unknown_object');
       if (tokenAccount !== item.phoneNumberId) return refuse(response, 'bad_token');
+      if (await behave('download', response)) return;
       if (response.destroyed) return;
       response.writeHead(200, { 'content-type': item.mimeType, 'content-length': String(item.bytes.length) });
       response.end(request.method === 'HEAD' ? undefined : item.bytes);

@@ -35,8 +35,8 @@ export async function startSandbox(options: SandboxOptions = {}) {
   const accounts = new Map<string, Required<SandboxAccount>>();
   const queue: Behaviour[] = [];
   const requests: RecordedRequest[] = [];
-  const media = createMediaStore();
   const closing = new AbortController();
+  const media = createMediaStore(closing.signal);
   let closed: Promise<void> | undefined;
   const callbacks = createCallbackPoster({
     webhookUrl: options.webhookUrl, appSecret: options.appSecret, delayMs: options.delayMs ?? 100, enabled: options.enabled ?? true,
@@ -94,7 +94,7 @@ export async function startSandbox(options: SandboxOptions = {}) {
     /** Every callback posted, with the webhook's answer. */
     deliveries: callbacks.deliveries,
     /** Uploaded and injected media, by id. */
-    media: { get: media.get },
+    media: { get: media.get, enqueue: media.enqueue },
 
     /** A token the sandbox accepts for one phone number id. */
     addAccount(account: SandboxAccount): void {

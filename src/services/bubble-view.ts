@@ -1,13 +1,41 @@
 // One message of the API answer -> what a chat bubble on the admin thread page shows.
 import type { ErrorInfo, Message } from '../../schemas/conversations';
 import { clockTime, fullTime } from '../time';
+import { isInline, servedType } from './media-disposition';
 
 export interface Tick { cls: string; symbol: string; label: string }
 export interface Bubble {
   id: number; side: 'in' | 'out'; type: string; text: string | null; time: string; fullTime: string;
   tick: Tick | null; failure: string | null; history: string | null; quote: string | null;
   template: { name: string; language: string | null; params: string[] } | null;
-  attachment: { kind: string; label: string; details: string[] } | null;
+  attachment: {
+    kind: string; label: string; details: string[];
+    /** The archived file (same origin): shown as an image, played, or linked for download. */
+    file: { url: string; show: 'image' | 'audio' | 'video' | 'link' } | null;
+    /** Inbound media not (yet) stored: why, in words. */
+    pending: string | null;
+  } | null;
+}
+
+const MEDIA_ERRORS: Record<string, string> = {
+  sha256_mismatch: 'the file did not match its checksum', too_large: 'the file is over the size limit',
+  lookup_refused: 'the network no longer has it', download_refused: 'the network refused the download',
+  unavailable: 'the network did not answer for 24 hours',
+};
+
+/** How the bubble offers an archived file: only types the browser shows safely are shown or played. */
+function file(media: NonNullable<Message['media']>): NonNullable<Bubble['attachment']>['file'] {
+  if (!media.stored || !media.url) return null;
+  const type = servedType(media.mime_type);
+  const kind = type.split('/', 1)[0];
+  const show = isInline(type) && (kind === 'image' || kind === 'audio' || kind === 'video') ? kind : 'link';
+  return { url: media.url, show };
+}
+
+function notStored(m: Message): string | null {
+  if (m.direction !== 'inbound' || !m.media || m.media.stored !== false) return null;
+  if (m.media.error) return `Not stored: ${MEDIA_ERRORS[m.media.error] ?? m.media.error}`;
+  return 'Not downloaded yet';
 }
 
 const TICKS: Record<string, Tick> = {
@@ -39,7 +67,9 @@ function attachment(m: Message): Bubble['attachment'] {
     const { latitude, longitude, name, address } = m.location;
     details.push(name === m.text ? null : name, address, latitude !== null && longitude !== null ? `${latitude}, ${longitude}` : null);
   }
-  return { kind: m.type, label, details: details.filter((d): d is string => !!d) };
+  return {
+    kind: m.type, label, details: details.filter((d): d is string => !!d), file: m.media ? file(m.media) : null, pending: notStored(m),
+  };
 }
 
 const capitalise = (s: string) => s.charAt(0).toUpperCase() + s.slice(1);

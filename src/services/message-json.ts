@@ -28,10 +28,17 @@ function template(text: string | null): Message['template'] {
   return { name: value.name, language, params: params.map(str).filter((p): p is string => p !== null) };
 }
 
-function media(text: string | null): Message['media'] {
+/** Inbound media also say whether the archive holds the file (media_json's `stored`/`error`, set by the download worker). */
+function media(text: string | null, messageId: number, inbound: boolean): Message['media'] {
   const value = fields(parse(text));
   if (!value) return undefined;
-  return { id: str(value.id), mime_type: str(value.mime_type), sha256: str(value.sha256), filename: str(value.filename) };
+  const listed: NonNullable<Message['media']> = { id: str(value.id), mime_type: str(value.mime_type), sha256: str(value.sha256), filename: str(value.filename) };
+  if (inbound) {
+    listed.stored = value.stored === true;
+    listed.url = listed.stored ? `/api/media/${messageId}` : null;
+    listed.error = str(value.error);
+  }
+  return listed;
 }
 
 function location(text: string | null): Message['location'] {
@@ -54,7 +61,7 @@ export function messageJson(row: StoredMessage): Message {
   }
   const templateValue = template(templateJson);
   if (templateValue) message.template = templateValue;
-  const mediaValue = media(mediaJson);
+  const mediaValue = media(mediaJson, id, direction === 'inbound');
   if (mediaValue) message.media = mediaValue;
   const locationValue = location(locationJson);
   if (locationValue) message.location = locationValue;
