@@ -53,6 +53,8 @@ export const Message = Type.Object({
   template: Type.Optional(Type.Object({ name: Type.String(), language: Nullable(Type.String()), params: Type.Array(Type.String()) })),
   media: Type.Optional(Type.Object({
     id: Nullable(Type.String()), mime_type: Nullable(Type.String()), sha256: Nullable(Type.String()), filename: Nullable(Type.String()),
+    link: Type.Optional(Nullable(Type.String({ description: 'Outbound: the link sent instead of an uploaded id' }))),
+    caption: Type.Optional(Nullable(Type.String({ description: 'Outbound: the caption sent' }))),
   })),
   location: Type.Optional(Type.Object({
     latitude: Nullable(Type.Number()), longitude: Nullable(Type.Number()), name: Nullable(Type.String()), address: Nullable(Type.String()),

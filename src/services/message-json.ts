@@ -31,7 +31,11 @@ function template(text: string | null): Message['template'] {
 function media(text: string | null): Message['media'] {
   const value = fields(parse(text));
   if (!value) return undefined;
-  return { id: str(value.id), mime_type: str(value.mime_type), sha256: str(value.sha256), filename: str(value.filename) };
+  const listed: NonNullable<Message['media']> = { id: str(value.id), mime_type: str(value.mime_type), sha256: str(value.sha256), filename: str(value.filename) };
+  // Outbound media: what was sent (a link instead of an id, and the caption).
+  if ('link' in value) listed.link = str(value.link);
+  if ('caption' in value) listed.caption = str(value.caption);
+  return listed;
 }
 
 function location(text: string | null): Message['location'] {
