@@ -19,6 +19,7 @@ import validation from './plugins/validation';
 import webhookInbox from './plugins/webhook-inbox';
 import healthRoutes from './routes/health';
 import messageRoutes from './routes/messages';
+import mediaUploadRoutes from './routes/media-upload';
 import webhookRoutes from './routes/webhook';
 import webhookEventRoutes from './routes/webhook-events';
 import conversationRoutes from './routes/conversations';
@@ -128,6 +129,7 @@ export async function buildApp(config: Config, options: AppOptions = {}) {
 
   await app.register(healthRoutes);
   await app.register(messageRoutes);
+  await app.register(mediaUploadRoutes);
   await app.register(webhookRoutes);
   await app.register(webhookEventRoutes);
   await app.register(conversationRoutes);

@@ -38,7 +38,7 @@ export interface SendAnswer {
 }
 export interface SendOutcome { answer: SendAnswer; replayed: boolean }
 
-function accountOf(user: UserRow, openToken: SendDeps['openToken']): MessagingAccount {
+export function accountOf(user: UserRow, openToken: SendDeps['openToken']): MessagingAccount {
   if (!user.messagingToken || !user.messagingPhoneNumberId) {
     throw new AppError(409, 'MESSAGING_NOT_CONFIGURED', 'Messaging is not configured for this account (token and phone number id); ask an administrator');
   }
