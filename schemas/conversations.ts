@@ -59,6 +59,8 @@ export const Message = Type.Object({
       description: 'Inbound: why the download failed for good (sha256_mismatch, too_large, lookup_refused, download_refused, '
         + 'unavailable: still failing after 24 h of retries); null otherwise',
     }))),
+    link: Type.Optional(Nullable(Type.String({ description: 'Outbound: the link sent instead of an uploaded id' }))),
+    caption: Type.Optional(Nullable(Type.String({ description: 'Outbound: the caption sent' }))),
   })),
   location: Type.Optional(Type.Object({
     latitude: Nullable(Type.Number()), longitude: Nullable(Type.Number()), name: Nullable(Type.String()), address: Nullable(Type.String()),

@@ -1,19 +1,116 @@
-// Schemas of the send endpoints (SPEC §5): request bodies, the 201 answer, and errors carrying `upstream`.
-import { Type, type Static } from '@sinclair/typebox';
+// Schemas of the send endpoints (SPEC §5, §12): request bodies, the 201 answer, and errors carrying `upstream`.
+import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { ErrorResponse, Nullable, RequestBody, Timestamp } from './common';
+import { LIST_ROWS_MAX, NetworkLocation, NetworkMedia, NetworkSendRequests, type NetworkMessageType } from './network-send';
 
 export const PhoneNumber = Type.String({
   pattern: '^[1-9][0-9]{6,14}$', description: 'Recipient: 7–15 digits, no leading + or 0', examples: ['15551234567'],
 });
 
-export const SendTextBody = RequestBody({
-  to: PhoneNumber,
-  type: Type.Literal('text'),
-  text: Type.Object({ body: Type.String({ minLength: 1, maxLength: 4096 }) }, { additionalProperties: false }),
-}, { examples: [{ to: '15551234567', type: 'text', text: { body: 'Your order has shipped' } }] });
-export type SendTextBody = Static<typeof SendTextBody>;
+const strict = { additionalProperties: false } as const;
+type Json = Record<string, unknown>;
+const isObject = (value: unknown): value is Json => typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/**
+ * The network's schema as the gateway validates it, with errors that name the field: a union of objects tagged by
+ * `type`/`sub_type` becomes a `oneOf` with a `discriminator` (only the member the tag names is checked), and the
+ * `{id} | {link}` media union becomes one object needing exactly one of the two. Same fields and limits.
+ */
+function readable(schema: unknown): unknown {
+  if (Array.isArray(schema)) return schema.map(readable);
+  if (!isObject(schema)) return schema;
+  const out: Json = Object.fromEntries(Object.entries(schema).map(([key, value]) => [key, readable(value)]));
+  const members = out.anyOf;
+  if (!Array.isArray(members) || !members.every(isObject)) return out;
+  const { anyOf: _anyOf, ...rest } = out;
+  const tag = ['type', 'sub_type'].find((name) => members.every((m) => isObject(m.properties) && isObject(m.properties[name]) && 'const' in m.properties[name]));
+  if (tag !== undefined) return { ...rest, oneOf: members, discriminator: { propertyName: tag } };
+  const sources = members.map((m) => (m.required as string[] | undefined) ?? []);
+  if (members.length === 2 && sources.every((r) => r.length === 1) && sources[0]![0] !== sources[1]![0]) {
+    const properties = Object.assign({}, ...members.map((m) => m.properties)) as Json;
+    const description = `Exactly one of ${sources[0]![0]} or ${sources[1]![0]}`;
+    return { ...rest, type: 'object', description, properties, additionalProperties: false, oneOf: sources.map((required) => ({ required })) };
+  }
+  return out;
+}
+/** `readable` keeping the schema's static type. */
+const Readable = <T extends TSchema>(schema: T, options: Json = {}) => Type.Unsafe<Static<T>>({ ...(readable(schema) as Json), ...options });
+
+/** A union tagged by `propertyName`, validated as the member the tag names. */
+const Discriminated = <T extends TSchema[]>(members: [...T], propertyName: string, options: Json = {}) =>
+  Type.Unsafe<Static<T[number]>>({ oneOf: members, discriminator: { propertyName }, ...options });
+
+// --- POST /api/message/send: every free-form type, the network's own fields ----------------------------
+
+/** A reply: the wamid of the message quoted. */
+export const Context = NetworkSendRequests.text.properties.context;
+
+const FREE_FORM_EXAMPLES = {
+  text: { text: { body: 'Hi Ana, your order has shipped', preview_url: false } },
+  image: { image: { link: 'https://example.com/parcel.jpg', caption: 'Your parcel' } },
+  video: { video: { id: '1479537139650973', caption: 'How to assemble it' } },
+  audio: { audio: { id: '1479537139650973' } },
+  document: { document: { link: 'https://example.com/invoice.pdf', filename: 'invoice.pdf', caption: 'Invoice 42' } },
+  sticker: { sticker: { id: '1479537139650973' } },
+  location: { location: { latitude: 52.5200, longitude: 13.4050, name: 'Pick-up point', address: 'Alexanderplatz 1, Berlin' } },
+  contacts: { contacts: [{ name: { formatted_name: 'Ana Silva', first_name: 'Ana' }, phones: [{ phone: '+15551234567', type: 'CELL' }] }] },
+  interactive: { interactive: { type: 'button', body: { text: 'Deliver tomorrow?' }, action: { buttons: [
+    { type: 'reply', reply: { id: 'yes', title: 'Yes' } }, { type: 'reply', reply: { id: 'no', title: 'No' } }] } } },
+  reaction: { reaction: { message_id: 'wamid.HBgLMTU1NTEyMzQ1NjcVAgARGBI5QTNDQTVCM0Q0Q0Q2RTY3RTcA', emoji: '\u{1F44D}' } },
+} as const;
+export type FreeFormType = keyof typeof FREE_FORM_EXAMPLES;
+export const FREE_FORM_TYPES = Object.keys(FREE_FORM_EXAMPLES) as FreeFormType[];
+
+/** One `type` of POST /api/message/send: `{to, type, <type>: {...}, context?}`. */
+function freeForm<K extends FreeFormType>(type: K) {
+  const content = (NetworkSendRequests[type as NetworkMessageType].properties as unknown as Record<string, TSchema>)[type]!;
+  return RequestBody({
+    to: PhoneNumber, type: Type.Literal(type), [type]: Readable(content), context: Context,
+  } as { to: typeof PhoneNumber; type: ReturnType<typeof Type.Literal<K>>; context: typeof Context } & Record<K, TSchema>, {
+    title: type, example: { to: '15551234567', type, ...FREE_FORM_EXAMPLES[type] },
+  });
+}
+const members = FREE_FORM_TYPES.map(freeForm);
+
+/** The network's content object of message type `K` (`text`, `image` …). */
+export type FreeFormContent<K extends FreeFormType> = Static<(typeof NetworkSendRequests)[K]> extends infer B
+  ? (B extends Record<K, infer C> ? C : never) : never;
+/** The static type of a send body: the network's own types, by `type`. */
+export type SendBody = { to: string; context?: Static<typeof Context>; token?: string } & {
+  [K in FreeFormType]: { type: K } & { [P in K]: FreeFormContent<K> }
+}[FreeFormType];
+
+export const SendBody = Discriminated(members, 'type', {
+  description: `A text or another free-form message, with the network's own field names and limits. Media: exactly one of id (uploaded via POST /api/media) or link. Interactive lists: at most ${LIST_ROWS_MAX} rows in all sections together. \`context.message_id\` makes it a reply. One credit each.`,
+  'x-examples': Object.fromEntries(FREE_FORM_TYPES.map((type) => [type, { summary: type, value: { to: '15551234567', type, ...FREE_FORM_EXAMPLES[type] } }])),
+}) as unknown as ReturnType<typeof Type.Unsafe<SendBody>>;
+/** @deprecated name kept for callers of the text-only body: the send body is SendBody. */
+export const SendTextBody = SendBody;
+
+// --- POST /api/message/send2: a template with body parameters, a header and buttons ----------------------
 
 const TemplateParam = Type.String({ minLength: 1, maxLength: 1024 });
+const [mediaById, mediaByLink] = NetworkMedia.document.anyOf;
+const mediaHeader = <K extends 'image' | 'video' | 'document'>(kind: K) => Type.Object({
+  type: Type.Literal(kind), id: Type.Optional(mediaById.properties.id), link: Type.Optional(mediaByLink.properties.link),
+  ...(kind === 'document' ? { filename: mediaById.properties.filename } : {}),
+}, { ...strict, oneOf: [{ required: ['id'] }, { required: ['link'] }], description: 'Exactly one of id or link' });
+
+export const TemplateHeader = Discriminated([
+  Type.Object({ type: Type.Literal('text'), text: Type.String({ minLength: 1, maxLength: 60 }) }, strict),
+  mediaHeader('image'), mediaHeader('video'), mediaHeader('document'),
+  Type.Object({ type: Type.Literal('location'), ...NetworkLocation.properties }, strict),
+], 'type', { description: "The template header's parameter: text, media (id or link) or a location" });
+export type TemplateHeader = { type: 'text'; text: string }
+  | { type: 'image' | 'video' | 'document'; id?: string; link?: string; filename?: string }
+  | ({ type: 'location' } & Static<typeof NetworkLocation>);
+
+const ButtonIndex = Type.Optional(Type.Integer({ minimum: 0, maximum: 9, description: 'Position in the approved template; default: position in this list' }));
+export const TemplateButton = Discriminated([
+  Type.Object({ sub_type: Type.Literal('quick_reply'), payload: Type.String({ minLength: 1, maxLength: 1000 }), index: ButtonIndex }, strict),
+  Type.Object({ sub_type: Type.Literal('url'), text: Type.String({ minLength: 1, maxLength: 2000, description: 'Suffix of the dynamic URL' }), index: ButtonIndex }, strict),
+], 'sub_type');
+export type TemplateButton = { sub_type: 'quick_reply'; payload: string; index?: number } | { sub_type: 'url'; text: string; index?: number };
 
 export const SendTemplateBody = RequestBody({
   to: PhoneNumber,
@@ -24,10 +121,15 @@ export const SendTemplateBody = RequestBody({
   param3: Type.Optional(TemplateParam),
   param4: Type.Optional(TemplateParam),
   param5: Type.Optional(TemplateParam),
+  header: Type.Optional(TemplateHeader),
+  buttons: Type.Optional(Type.Array(TemplateButton, { minItems: 1, maxItems: 10 })),
 }, {
-  description: 'param1…param5 become, in order, the text parameters of the template body: no gaps (param4 needs param3, param5 needs param4)',
-  examples: [{ to: '15551234567', template_name: 'order_update', language: 'en_US', param1: 'Ana', param2: 'A-1042' }],
-  dependencies: { param4: ['param3'], param5: ['param4'] },
+  description: 'param1…param5 become, in order, the text parameters of the template body (no gaps: param4 needs param3, param5 needs param4); '
+    + '`header` and `buttons` become the header and button components (order: header, body, buttons)',
+  examples: [{
+    to: '15551234567', template_name: 'order_update', language: 'en_US', param1: 'Ana', param2: '42',
+    header: { type: 'image', link: 'https://example.com/parcel.jpg' }, buttons: [{ sub_type: 'quick_reply', payload: 'track-42' }, { sub_type: 'url', text: '42' }],
+  }],
 });
 export type SendTemplateBody = Static<typeof SendTemplateBody>;
 
@@ -41,7 +143,7 @@ export const SendAnswer = Type.Object({
   id: Type.Integer(),
   wamid: Type.String({ description: "The network's message id" }),
   to: Type.String({ description: 'The number as typed' }),
-  type: Type.Union([Type.Literal('text'), Type.Literal('template')]),
+  type: Type.Unsafe<FreeFormType | 'template'>({ type: 'string', enum: [...FREE_FORM_TYPES, 'template'] }),
   status: Type.Literal('accepted'),
   credits_remaining: Type.Integer(),
   created_at: Timestamp,

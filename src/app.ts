@@ -23,6 +23,7 @@ import healthRoutes from './routes/health';
 import metricsRoutes from './routes/metrics';
 import mediaRoutes from './routes/media';
 import messageRoutes from './routes/messages';
+import mediaUploadRoutes from './routes/media-upload';
 import webhookRoutes from './routes/webhook';
 import webhookEventRoutes from './routes/webhook-events';
 import conversationRoutes from './routes/conversations';
@@ -137,6 +138,7 @@ export async function buildApp(config: Config, options: AppOptions = {}) {
   await app.register(healthRoutes);
   await app.register(metricsRoutes);
   await app.register(messageRoutes);
+  await app.register(mediaUploadRoutes);
   await app.register(webhookRoutes);
   await app.register(webhookEventRoutes);
   await app.register(conversationRoutes);

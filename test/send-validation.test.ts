@@ -14,10 +14,14 @@ const textCases: Array<[string, unknown, string]> = [
   ['to as a number', { to: 15551234567, type: 'text', text: { body: 'x' } }, 'body/to must be string'],
   ['4097-char body', { to: TO, type: 'text', text: { body: 'x'.repeat(4097) } }, 'body/text/body must NOT have more than 4096 characters'],
   ['empty body', { to: TO, type: 'text', text: { body: '' } }, 'body/text/body must NOT have fewer than 1 characters'],
-  ['wrong type', { to: TO, type: 'image', text: { body: 'x' } }, 'body/type must be equal to constant'],
+  ['type and content disagree', { to: TO, type: 'image', text: { body: 'x' } }, 'body/image is required'],
+  ['unknown type', { to: TO, type: 'fax', text: { body: 'x' } },
+    'body/type must be one of: text, image, video, audio, document, sticker, location, contacts, interactive, reaction'],
+  ['missing type', { to: TO, text: { body: 'x' } }, 'body/type is required'],
   ['missing text', { to: TO, type: 'text' }, 'body/text is required'],
   ['unknown field', { to: TO, type: 'text', text: { body: 'x' }, priority: 'high' }, 'body/priority is not an allowed property'],
-  ['unknown nested field', { to: TO, type: 'text', text: { body: 'x', preview_url: true } }, 'body/text/preview_url is not an allowed property'],
+  ['unknown nested field', { to: TO, type: 'text', text: { body: 'x', preview: true } }, 'body/text/preview is not an allowed property'],
+  ['preview_url not a boolean', { to: TO, type: 'text', text: { body: 'x', preview_url: 'yes' } }, 'body/text/preview_url must be boolean'],
 ];
 
 const templateCases: Array<[string, unknown, string]> = [
@@ -26,7 +30,8 @@ const templateCases: Array<[string, unknown, string]> = [
   ['bad language', { ...template, language: 'english' }, pattern('body/language', '^[a-z]{2,3}(_[A-Z]{2})?$')],
   ['empty param', { ...template, param3: '' }, 'body/param3 must NOT have fewer than 1 characters'],
   ['1025-char param', { ...template, param1: 'p'.repeat(1025) }, 'body/param1 must NOT have more than 1024 characters'],
-  ['param4 without param3', { ...template, param4: 'x' }, 'body must have property param3 when property param4 is present'],
+  ['param4 without param3', { ...template, param4: 'x' }, 'body/param3 is required when param4 is given (no gaps)'],
+  ['param5 without param4', { ...template, param3: 'x', param5: 'x' }, 'body/param4 is required when param5 is given (no gaps)'],
   ['param6', { ...template, param6: 'x' }, 'body/param6 is not an allowed property'],
   ['+ in to', { ...template, to: '+15551234567' }, pattern('body/to', TO_PATTERN)],
 ];

@@ -12,6 +12,7 @@ export type CallbackStatus = 'sent' | 'delivered' | 'read' | 'failed';
 export interface NewOutbound {
   userId: number; to: string; type: string; text: string | null;
   payloadJson: string; templateJson?: string | null; createdAt: number;
+  mediaJson?: string | null; locationJson?: string | null; replyTo?: string | null;
 }
 export interface NewInbound {
   userId: number; contactWaId: string; contactName: string | null; wamid: string; type: string; text: string | null;
@@ -76,10 +77,11 @@ export function createMessagesRepo(db: DB, render: RenderMessage) {
     WHERE id = @id`);
   const insertOutboundRow = client.prepare<{
     userId: number; conversationId: number; type: string; text: string | null; to: string; payloadJson: string;
-    templateJson: string | null; createdAt: number;
+    templateJson: string | null; createdAt: number; mediaJson: string | null; locationJson: string | null; replyTo: string | null;
   }>(`INSERT INTO messages (user_id, conversation_id, direction, type, text, to_number, status, status_rank, payload_json,
-      template_json, created_at)
-    VALUES (@userId, @conversationId, 'outbound', @type, @text, @to, 'pending', 0, @payloadJson, @templateJson, @createdAt)`);
+      template_json, created_at, media_json, location_json, reply_to)
+    VALUES (@userId, @conversationId, 'outbound', @type, @text, @to, 'pending', 0, @payloadJson, @templateJson, @createdAt,
+      @mediaJson, @locationJson, @replyTo)`);
   const fail = client.prepare<[string, number, number]>(
     `UPDATE messages SET status = 'failed', status_rank = ${STATUS_RANK.failed}, error_json = ?, status_updated_at = ? WHERE id = ?`);
   // Interrupted sends (SPEC §5 item 6): a bounded id range per statement, so no scan holds the event loop for long.
@@ -107,6 +109,7 @@ export function createMessagesRepo(db: DB, render: RenderMessage) {
       const id = Number(insertOutboundRow.run({
         userId: m.userId, conversationId: conversationId(m.userId, m.to, null, m.createdAt, null), type: m.type, text: m.text,
         to: m.to, payloadJson: m.payloadJson, templateJson: m.templateJson ?? null, createdAt: m.createdAt,
+        mediaJson: m.mediaJson ?? null, locationJson: m.locationJson ?? null, replyTo: m.replyTo ?? null,
       }).lastInsertRowid);
       listed.refresh(id);
       return id;

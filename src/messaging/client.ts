@@ -1,7 +1,8 @@
 // The only module that talks to the messaging network: shared undici pool, wire bodies, retries per SPEC §5.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Pool } from 'undici';
-import type { NetworkSendRequest } from '../../schemas/network';
+import type { FreeFormContent, FreeFormType, TemplateButton, TemplateHeader } from '../../schemas/messages';
+import type { NetworkSendRequest, NetworkTemplateComponent } from '../../schemas/network';
 import { readAnswer, type Attempt, type SendResult } from './answers';
 
 export type { SendResult, Upstream } from './answers';
@@ -18,9 +19,19 @@ const NOT_DELIVERED = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ENOTFOUND
 /** undici's own deadlines: the request was written, the network may have accepted it. */
 const TIMEOUTS = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT']);
 
+/** A free-form message other than text: the network's own content object, as validated (`content` is sent as it is). */
+type FreeForm = { [K in Exclude<FreeFormType, 'text'>]: { kind: K; to: string; content: FreeFormContent<K>; replyTo?: string } }[Exclude<FreeFormType, 'text'>];
+
+/** What the gateway sends; optional fields are present only when given (the idempotency fingerprint is this object). */
 export type OutboundMessage =
-  | { kind: 'text'; to: string; body: string }
-  | { kind: 'template'; to: string; name: string; language: string; params: string[] };
+  | { kind: 'text'; to: string; body: string; previewUrl?: boolean; replyTo?: string }
+  | {
+    kind: 'template'; to: string; name: string; language: string; params: string[];
+    header?: TemplateHeader;
+    /** Each with its position in the approved template resolved. */
+    buttons?: (TemplateButton & { index: number })[];
+  }
+  | FreeForm;
 
 export interface MessagingAccount { phoneNumberId: string; token: string }
 
@@ -32,19 +43,42 @@ export interface MessagingClientOptions {
   observe?: (result: SendResult, seconds: number) => void;
 }
 
-/** The JSON body of `POST /{phone_number_id}/messages`; template params become body parameters in order. */
+/** A template header as the network's header component. */
+function headerComponent(header: TemplateHeader): NetworkTemplateComponent {
+  switch (header.type) {
+    case 'text':
+      return { type: 'header', parameters: [{ type: 'text', text: header.text }] };
+    case 'location': {
+      const { type: _type, ...location } = header;
+      return { type: 'header', parameters: [{ type: 'location', location }] };
+    }
+    default: {
+      const { type, ...media } = header;
+      return { type: 'header', parameters: [{ type, [type]: media } as Extract<NetworkTemplateComponent, { type: 'header' }>['parameters'][number]] };
+    }
+  }
+}
+
+/** A template button as the network's button component; `index` as the string the network documents. */
+const buttonComponent = (button: TemplateButton & { index: number }): NetworkTemplateComponent => ({
+  type: 'button', sub_type: button.sub_type, index: String(button.index),
+  parameters: [button.sub_type === 'quick_reply' ? { type: 'payload', payload: button.payload } : { type: 'text', text: button.text }],
+});
+
+/** The JSON body of `POST /{phone_number_id}/messages`: components in the order header, body, buttons. */
 export function wireBody(message: OutboundMessage): NetworkSendRequest {
   const common = { messaging_product: MESSAGING_PRODUCT, recipient_type: 'individual' as const, to: message.to };
-  if (message.kind === 'text') return { ...common, type: 'text', text: { body: message.body } };
-  return {
-    ...common,
-    type: 'template',
-    template: {
-      name: message.name,
-      language: { code: message.language },
-      components: [{ type: 'body', parameters: message.params.map((text) => ({ type: 'text' as const, text })) }],
-    },
-  };
+  const context = message.kind !== 'template' && message.replyTo !== undefined ? { context: { message_id: message.replyTo } } : {};
+  if (message.kind === 'text') {
+    const text = message.previewUrl === undefined ? { body: message.body } : { body: message.body, preview_url: message.previewUrl };
+    return { ...common, ...context, type: 'text', text };
+  }
+  if (message.kind !== 'template') return { ...common, ...context, type: message.kind, [message.kind]: message.content } as NetworkSendRequest;
+  const components: NetworkTemplateComponent[] = [];
+  if (message.header) components.push(headerComponent(message.header));
+  if (message.params.length > 0) components.push({ type: 'body', parameters: message.params.map((text) => ({ type: 'text' as const, text })) });
+  for (const button of message.buttons ?? []) components.push(buttonComponent(button));
+  return { ...common, type: 'template', template: { name: message.name, language: { code: message.language }, components } };
 }
 
 /** Exponential backoff with equal jitter: attempt n waits between half and all of base × 2^(n-1). */

@@ -5,6 +5,13 @@ import fp from 'fastify-plugin';
 import type { Config } from '../config';
 import { AppError } from '../errors';
 
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** The route streams its body on as it arrives (never holding it whole): exempt from the body budget. */
+    streamsBody?: boolean;
+  }
+}
+
 /** How often Node looks for requests past their deadline (its default, 30 s, would let one live up to twice as long). */
 const DEADLINE_CHECK_MS = 1000;
 /** Request-body bytes held at once, over all requests: ~20 webhook bodies at their 3 MB limit. */
@@ -36,6 +43,9 @@ export default fp(async function slowClients(app: FastifyInstance, options: { bu
     const { headers, method } = request;
     const noBody = headers['transfer-encoding'] === undefined && (headers['content-length'] ?? '0') === '0';
     if (method === 'GET' || method === 'HEAD' || noBody) return payload;
+    // A route that streams its body on (config.streamsBody: media uploads) holds no more than a chunk: nothing to count,
+    // and a second reader of the raw request here would stall it.
+    if (request.routeOptions.config?.streamsBody) return payload;
     let mine = 0;
     const counted = new Transform({
       transform(chunk: Buffer, _encoding, done) {

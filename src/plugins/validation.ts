@@ -37,12 +37,53 @@ function plainIntegers(schema: object, validate: ValidateFunction): Checked {
   return checked;
 }
 
+/** The schema at an error's `schemaPath` (`#/oneOf/1/properties/image/oneOf`). */
+function schemaAt(root: object, path: string): unknown {
+  return path.replace(/^#\/?/, '').split('/').filter((p) => p !== '')
+    .reduce<unknown>((node, key) => (node as Record<string, unknown> | undefined)?.[key.replace(/~1/g, '/').replace(/~0/g, '~')], root);
+}
+
+/** An Ajv error for a tagged union or an "exactly one of" said plainly, naming the field; undefined for any other. */
+function readableError(root: object, errors: ErrorObject[]): ErrorObject | undefined {
+  const [first] = errors;
+  if (first === undefined) return undefined;
+  if (first.keyword === 'discriminator') {
+    const { tag, tagValue } = first.params as { tag: string; tagValue?: unknown };
+    if (tagValue === undefined) return { ...first, keyword: 'required', params: { missingProperty: tag } };
+    const members = (schemaAt(root, first.schemaPath.replace(/\/discriminator$/, '/oneOf')) ?? []) as { properties?: Record<string, { const?: unknown }> }[];
+    const values = members.map((m) => m.properties?.[tag]?.const).filter((v) => v !== undefined).join(', ');
+    return { ...first, instancePath: `${first.instancePath}/${tag}`, keyword: 'enum', message: `must be one of: ${values}` };
+  }
+  // `oneOf: [{required: [id]}, {required: [link]}]`: its branches' errors come first, the oneOf error last.
+  const oneOf = errors.find((e) => e.keyword === 'oneOf' && first.schemaPath.startsWith(e.schemaPath));
+  const alternatives = oneOf && schemaAt(root, oneOf.schemaPath);
+  const single = (a: unknown): a is { required: [string] } =>
+    typeof a === 'object' && a !== null && Object.keys(a).length === 1 && Array.isArray((a as { required?: unknown }).required)
+    && (a as { required: unknown[] }).required.length === 1;
+  if (oneOf && Array.isArray(alternatives) && alternatives.every(single)) {
+    return { ...oneOf, message: `must have exactly one of ${alternatives.map((a) => a.required[0]).join(' or ')}` };
+  }
+  return undefined;
+}
+
+/** A body validator whose first error, for a union, names the field and the choice. */
+function readableBodies(schema: object, validate: ValidateFunction): Checked {
+  const checked: Checked = (data) => {
+    const valid = validate(data);
+    const better = valid || !validate.errors ? undefined : readableError(schema, validate.errors);
+    checked.errors = better ? [better] : validate.errors;
+    return valid;
+  };
+  return checked;
+}
+
 export default fp(async function validation(app: FastifyInstance) {
-  // Bodies: no coercion (a string is not a number) and no silent removal (an unknown field is a 400).
-  const bodies = ajv({ coerceTypes: false, removeAdditional: false });
+  // Bodies: no coercion (a string is not a number) and no silent removal (an unknown field is a 400); a tagged union
+  // (`discriminator`) checks only the member its tag names, so an error names that member's field.
+  const bodies = ajv({ coerceTypes: false, removeAdditional: false, discriminator: true });
   // Query strings and path params arrive as text: coerce them, once they are written plainly.
   const strings = ajv({ coerceTypes: 'array', removeAdditional: false });
-  app.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'body' ? bodies.compile(schema) : plainIntegers(schema, strings.compile(schema))));
+  app.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'body' ? readableBodies(schema, bodies.compile(schema)) : plainIntegers(schema, strings.compile(schema))));
 
   // `{id}` path segments are positive integers, checked before authentication (the admin pages word it so).
   app.addHook('preValidation', async (request) => {

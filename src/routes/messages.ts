@@ -1,13 +1,14 @@
-// Sending text and template messages (SPEC §5): POST /api/message/send and /api/message/send2.
+// Sending free-form and template messages (SPEC §5, §12): POST /api/message/send and /api/message/send2.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { FastifyReply } from 'fastify';
 import { SessionSecurity } from '../../schemas/auth';
 import { ErrorResponse, errors, withHeaders } from '../../schemas/common';
 import {
-  IdempotencyHeaders, SendAnswer, SendBadGatewayResponse, SendStorageResponse, SendTemplateBody, SendTextBody, UpstreamErrorResponse,
+  IdempotencyHeaders, SendAnswer, SendBadGatewayResponse, SendBody, SendStorageResponse, SendTemplateBody, UpstreamErrorResponse,
 } from '../../schemas/messages';
 import { AppError } from '../errors';
+import { freeFormMessage, templateMessage } from '../services/outbound-message';
 import { sendMessage, type SendDeps, type SendOutcome } from '../services/send-message';
 
 const messages: FastifyPluginAsyncTypebox = async (app) => {
@@ -54,20 +55,21 @@ const messages: FastifyPluginAsyncTypebox = async (app) => {
 
   app.post('/api/message/send', {
     preValidation: app.authenticate,
-    schema: { ...schema, operationId: 'sendTextMessage', summary: 'Send a text message', description, body: SendTextBody },
+    schema: {
+      ...schema, operationId: 'sendMessage', summary: 'Send a text, media, location, contacts, interactive or reaction message', description, body: SendBody,
+    },
   }, async (request, reply) => {
-    const { to, text } = request.body;
-    const outcome = await counted(sendMessage(deps, request.currentUser!, { kind: 'text', to, body: text.body }, request.headers['idempotency-key']));
+    const outcome = await counted(sendMessage(deps, request.currentUser!, freeFormMessage(request.body), request.headers['idempotency-key']));
     return answer(reply, outcome);
   });
 
   app.post('/api/message/send2', {
     preValidation: app.authenticate,
-    schema: { ...schema, operationId: 'sendTemplateMessage', summary: 'Send a template message', description, body: SendTemplateBody },
+    schema: {
+      ...schema, operationId: 'sendTemplateMessage', summary: 'Send a template message (body parameters, header, buttons)', description, body: SendTemplateBody,
+    },
   }, async (request, reply) => {
-    const { to, template_name: name, language, param1, param2, param3, param4, param5 } = request.body;
-    const params = [param1, param2, param3, param4, param5].filter((p): p is string => p !== undefined);
-    const outcome = await counted(sendMessage(deps, request.currentUser!, { kind: 'template', to, name, language, params }, request.headers['idempotency-key']));
+    const outcome = await counted(sendMessage(deps, request.currentUser!, templateMessage(request.body), request.headers['idempotency-key']));
     return answer(reply, outcome);
   });
 };

@@ -37,6 +37,10 @@ function media(text: string | null, messageId: number, inbound: boolean): Messag
     listed.stored = value.stored === true;
     listed.url = listed.stored ? `/api/media/${messageId}` : null;
     listed.error = str(value.error);
+  } else {
+    // Outbound media: what was sent (a link instead of an id, and the caption).
+    if ('link' in value) listed.link = str(value.link);
+    if ('caption' in value) listed.caption = str(value.caption);
   }
   return listed;
 }

@@ -8,6 +8,7 @@ import type { Writer } from '../db/writer';
 import { AppError, asStorageError } from '../errors';
 import { wireBody, type MessagingAccount, type MessagingClient, type OutboundMessage } from '../messaging/client';
 import { monthKey } from '../time';
+import { storedFields } from './outbound-message';
 import { failureError, failureRecord, outcomeUnknown, sentButNotStored } from './send-failures';
 import type { SendTracker } from './send-tracker';
 
@@ -32,12 +33,12 @@ export interface SendDeps {
 }
 
 export interface SendAnswer {
-  id: number; wamid: string; to: string; type: 'text' | 'template'; status: 'accepted';
+  id: number; wamid: string; to: string; type: OutboundMessage['kind']; status: 'accepted';
   credits_remaining: number; created_at: string;
 }
 export interface SendOutcome { answer: SendAnswer; replayed: boolean }
 
-function accountOf(user: UserRow, openToken: SendDeps['openToken']): MessagingAccount {
+export function accountOf(user: UserRow, openToken: SendDeps['openToken']): MessagingAccount {
   if (!user.messagingToken || !user.messagingPhoneNumberId) {
     throw new AppError(409, 'MESSAGING_NOT_CONFIGURED', 'Messaging is not configured for this account (token and phone number id); ask an administrator');
   }
@@ -77,9 +78,7 @@ export async function sendMessage(deps: SendDeps, user: UserRow, message: Outbou
     }
     const id = deps.messages.insertOutbound({
       userId: user.id, to: message.to, type: message.kind, createdAt: startedAt,
-      text: message.kind === 'text' ? message.body : null,
-      templateJson: message.kind === 'template'
-        ? JSON.stringify({ name: message.name, language: message.language, params: message.params }) : null,
+      ...storedFields(message),
       payloadJson: JSON.stringify(wireBody(message)),
     });
     // The key stays bound to this message: a repeat can always name it, and never sends again.

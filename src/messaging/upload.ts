@@ -1,0 +1,94 @@
+// Uploading a file to the network's media store (POST /{phone_number_id}/media, multipart), streamed through: never held whole.
+import { randomBytes } from 'node:crypto';
+import { Readable } from 'node:stream';
+import { Pool } from 'undici';
+import { NetworkMediaUploadAnswer } from '../../schemas/network';
+import { Value } from '@sinclair/typebox/value';
+import { parseJsonOrUndefined } from '../loose-json';
+import { readAnswer } from './answers';
+import { MESSAGING_PRODUCT, type MessagingAccount, type SendResult } from './client';
+
+const KiB = 1024;
+const MiB = 1024 * KiB;
+const OFFICE = ['application/msword', 'application/vnd.ms-excel', 'application/vnd.ms-powerpoint',
+  ...['wordprocessingml.document', 'spreadsheetml.sheet', 'presentationml.presentation'].map((t) => `application/vnd.openxmlformats-officedocument.${t}`)];
+/** The network's media kinds by MIME type, with its size limit for each. */
+export const UPLOAD_KINDS: Record<string, { kind: 'image' | 'sticker' | 'audio' | 'video' | 'document'; limit: number }> = Object.fromEntries([
+  ...['image/jpeg', 'image/png'].map((t) => [t, { kind: 'image', limit: 5 * MiB }]),
+  ['image/webp', { kind: 'sticker', limit: 500 * KiB }],
+  ...['audio/aac', 'audio/amr', 'audio/mpeg', 'audio/mp4', 'audio/ogg'].map((t) => [t, { kind: 'audio', limit: 16 * MiB }]),
+  ...['video/mp4', 'video/3gpp'].map((t) => [t, { kind: 'video', limit: 16 * MiB }]),
+  ...['text/plain', 'application/pdf', ...OFFICE].map((t) => [t, { kind: 'document', limit: 100 * MiB }]),
+]);
+export const MAX_UPLOAD_BYTES = Math.max(...Object.values(UPLOAD_KINDS).map((k) => k.limit));
+
+export interface UploadFile { stream: AsyncIterable<Buffer>; mimeType: string; filename: string; limit: number }
+export type UploadResult =
+  | { kind: 'uploaded'; id: string; size: number }
+  | { kind: 'too_large' | 'empty' }
+  | Exclude<SendResult, { kind: 'accepted' }>;
+
+class StopUpload extends Error {
+  constructor(readonly reason: 'too_large' | 'empty') {
+    super(reason);
+  }
+}
+
+/** A filename safe inside a quoted multipart header: no quotes, backslashes or control characters. */
+const headerSafe = (name: string): string => name.replace(/["\\\u0000-\u001f\u007f]/g, '_').slice(0, 240) || 'file';
+
+export function createMediaUploader(options: { baseUrl: string; timeoutMs: number; log?: { warn(details: object, message: string): void } }) {
+  const base = new URL(options.baseUrl);
+  const basePath = base.pathname.replace(/\/+$/, '');
+  const { timeoutMs } = options;
+  // Its own small pool: a long upload must not hold a connection the sends need.
+  const pool = new Pool(base.origin, {
+    connections: 4, headersTimeout: timeoutMs, bodyTimeout: timeoutMs, connect: { timeout: timeoutMs }, maxResponseSize: 64 * KiB,
+  });
+
+  return {
+    /** Streams `file` to the account's media store; stops (and the network gets no complete file) past `file.limit` bytes. Never throws. */
+    async upload(account: MessagingAccount, file: UploadFile): Promise<UploadResult> {
+      const boundary = `gateway-${randomBytes(16).toString('hex')}`;
+      const field = (name: string, value: string) => `--${boundary}\r\nContent-Disposition: form-data; name="${name}"\r\n\r\n${value}\r\n`;
+      const head = field('messaging_product', MESSAGING_PRODUCT) + field('type', file.mimeType)
+        + `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="${headerSafe(file.filename)}"\r\nContent-Type: ${file.mimeType}\r\n\r\n`;
+      let size = 0;
+      async function* body() {
+        yield Buffer.from(head);
+        for await (const chunk of file.stream) {
+          size += chunk.length;
+          if (size > file.limit) throw new StopUpload('too_large');
+          yield chunk;
+        }
+        if (size === 0) throw new StopUpload('empty');
+        yield Buffer.from(`\r\n--${boundary}--\r\n`);
+      }
+      const path = `${basePath}/${encodeURIComponent(account.phoneNumberId)}/media`;
+      try {
+        const answer = await pool.request({
+          method: 'POST', path, body: Readable.from(body()),
+          headers: { authorization: `Bearer ${account.token}`, 'content-type': `multipart/form-data; boundary=${boundary}`, accept: 'application/json' },
+        });
+        const text = await answer.body.text();
+        const json = parseJsonOrUndefined(text);
+        if (answer.statusCode >= 200 && answer.statusCode < 300) {
+          if (Value.Check(NetworkMediaUploadAnswer, json)) return { kind: 'uploaded', id: json.id, size };
+          return { kind: 'unavailable', reason: 'bad_answer', detail: `HTTP ${answer.statusCode} without a media id` };
+        }
+        const retryAfter = answer.headers['retry-after'];
+        return readAnswer(answer.statusCode, Array.isArray(retryAfter) ? retryAfter[0] : retryAfter, text, '').result as UploadResult;
+      } catch (error) {
+        const stop = error instanceof StopUpload ? error : (error as { cause?: unknown })?.cause;
+        if (stop instanceof StopUpload) return { kind: stop.reason };
+        const code = String((error as { code?: unknown })?.code ?? 'UNKNOWN');
+        options.log?.warn({ code, path }, 'media upload to the messaging network failed');
+        const timedOut = code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT';
+        return { kind: 'unavailable', reason: timedOut ? 'timeout' : 'unreachable', detail: code };
+      }
+    },
+
+    close: (): Promise<void> => pool.close(),
+  };
+}
+export type MediaUploader = ReturnType<typeof createMediaUploader>;
