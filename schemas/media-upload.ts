@@ -6,3 +6,8 @@ export const MediaUploadAnswer = Type.Object({
   mime_type: Type.String(),
   file_size: Type.Integer({ description: 'Bytes' }),
 });
+
+/** The multipart form of POST /api/media, for the OpenAPI document (the route reads the stream itself). */
+export const UploadForm = Type.Object({
+  file: Type.String({ format: 'binary', description: 'The file; its Content-Type decides the kind and the size limit' }),
+});

@@ -66,11 +66,11 @@ t.test('every write that changes a message leaves its stored JSON equal to rende
   };
   const kept = media('wamid.img.kept');
   const refused = media('wamid.img.refused');
-  check('inbound media, not stored yet', 6);
+  check('inbound media, not stored yet', 7);
   t.ok(app.mediaRepo.stored(kept, 'image/png', 10, NOW));
-  check('media stored', 6);
+  check('media stored', 7);
   t.ok(app.mediaRepo.failed(refused, 'sha256_mismatch', NOW));
-  check('media refused', 6);
+  check('media refused', 7);
   t.match(JSON.parse(app.db.$client.prepare('SELECT listed_json FROM messages WHERE id = ?').pluck().get(kept) as string).media,
     { stored: true, url: `/api/media/${kept}`, error: null });
 

@@ -104,20 +104,25 @@ t.test('every operation taking a body documents 413, 415 and an example the serv
   const resolved = await SwaggerParser.dereference(structuredClone(doc) as never) as Json;
   const withBody = operations(resolved).filter(({ op }) => op.requestBody);
   t.same(withBody.map(({ op }) => op.operationId).sort(), [
-    'createUser', 'login', 'logout', 'receiveWebhook', 'replayWebhookEvent', 'sendTemplateMessage', 'sendTextMessage', 'updateUser',
+    'createUser', 'login', 'logout', 'receiveWebhook', 'replayWebhookEvent', 'sendMessage', 'sendTemplateMessage', 'updateUser', 'uploadMedia',
   ]);
   for (const { op } of withBody) {
-    for (const status of ['400', '413', '415', '503']) t.ok(op.responses[status], `${op.operationId}: ${status}`);
+    for (const status of ['400', '413', '415']) t.ok(op.responses[status], `${op.operationId}: ${status}`);
+    // The upload is multipart: a file, not a JSON example.
+    if (op.operationId === 'uploadMedia') {
+      t.ok(op.requestBody.content['multipart/form-data'], 'uploadMedia: multipart/form-data');
+      continue;
+    }
+    t.ok(op.responses['503'], `${op.operationId}: 503`);
     const media = op.requestBody.content['application/json'];
-    t.ok(media.example, `${op.operationId}: example`);
-    t.ok(ajv.validate(media.schema, media.example), `${op.operationId}: the example is valid (${ajv.errorsText()})`);
+    // One example, or (the send, one per message type) a map of named ones.
+    const examples = media.example !== undefined ? [media.example] : Object.values(media.examples ?? {}).map((named) => (named as Json).value);
+    t.ok(examples.length > 0, `${op.operationId}: example`);
+    for (const example of examples) t.ok(ajv.validate(media.schema, example), `${op.operationId}: the example is valid (${ajv.errorsText()})`);
   }
-  // The template's ordering rule survives as OpenAPI 3.0 keywords: a gap is invalid for a client's validator too.
+  // The template's no-gaps rule is checked by the server (a 400 naming the field) and stated in the description.
   const send2 = resolved.paths['/api/message/send2'].post.requestBody.content['application/json'].schema;
-  const base = { to: '15551234567', template_name: 'x', language: 'en', param1: 'a', param2: 'b' };
-  t.ok(ajv.validate(send2, { ...base, param3: 'c', param4: 'd' }), 'no gap');
-  t.notOk(ajv.validate(send2, { ...base, param4: 'd' }), 'param4 without param3');
-  t.notOk(ajv.validate(send2, { ...base, param3: 'c', param5: 'e' }), 'param5 without param4');
+  t.match(send2.description, /no gaps/);
 });
 
 t.test('the webhook callback documents its body and the signature header', async (t) => {

@@ -3,7 +3,7 @@ import multipart from '@fastify/multipart';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { SessionSecurity } from '../../schemas/auth';
 import { errors } from '../../schemas/common';
-import { MediaUploadAnswer } from '../../schemas/media-upload';
+import { MediaUploadAnswer, UploadForm } from '../../schemas/media-upload';
 import { SendBadGatewayResponse, UpstreamErrorResponse } from '../../schemas/messages';
 import { AppError } from '../errors';
 import { createMediaUploader, MAX_UPLOAD_BYTES } from '../messaging/upload';
@@ -30,10 +30,14 @@ const mediaUpload: FastifyPluginAsyncTypebox = async (app) => {
   app.post('/api/media', {
     preValidation: app.authenticate,
     // Streamed to the network chunk by chunk: not counted in the in-memory body budget (see plugins/slow-clients.ts).
-    config: { streamsBody: true },
+    // The body is documented only (a file part): Fastify never parses or validates it as JSON.
+    config: {
+      streamsBody: true,
+      swaggerTransform: ({ schema, url }) => ({ schema: { ...schema, body: UploadForm }, url }),
+    },
     schema: {
-      tags: ['media'], summary: 'Upload a file to send as media (multipart/form-data, one part named "file")', security: SessionSecurity,
-      description: 'The kind follows from the part\'s Content-Type: image (image/jpeg, image/png) 5 MiB; sticker (image/webp) 500 KiB; '
+      tags: ['media'], operationId: 'uploadMedia', summary: 'Upload a file to send as media', security: SessionSecurity,
+      description: 'multipart/form-data with one part named `file`. The kind follows from the part\'s Content-Type: image (image/jpeg, image/png) 5 MiB; sticker (image/webp) 500 KiB; '
         + 'audio (audio/aac, audio/amr, audio/mpeg, audio/mp4, audio/ogg) and video (video/mp4, video/3gpp) 16 MiB; document (text/plain, '
         + 'application/pdf, Microsoft Office and OpenXML types) 100 MiB. Uses no credit.',
       consumes: ['multipart/form-data'],

@@ -15,8 +15,8 @@ const media: FastifyPluginAsyncTypebox = async (app) => {
     schema: {
       tags: ['media'],
       operationId: 'getMedia',
-      summary: 'The stored file of an inbound image, audio, video, document or sticker message ({id} is the message id)',
-      description: 'Answered once the gateway has downloaded the file from the network (in the background, after the message '
+      summary: 'The stored file of an inbound media message',
+      description: '`{id}` is the message id; for the message owner or an ADMIN. Answered once the gateway has downloaded the file from the network (in the background, after the message '
         + 'arrived): until then, and after a failed download, 404 MEDIA_NOT_STORED. Images, audio and video of the common types '
         + 'are served inline; anything else as an attachment that the browser never runs.',
       security: [{ bearer: [] }, { cookie: [] }],
