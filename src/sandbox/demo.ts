@@ -13,6 +13,8 @@ import { ensureAdmin } from '../services/bootstrap-admin';
 import { hashPassword } from '../services/passwords';
 
 const DEMO = { email: 'demo@localhost', messagingPhoneNumberId: '100000000000001', monthlyCredits: 100 };
+// The account the README's examples give their user, so they send through the demo's sandbox as written.
+const README_ACCOUNT = { phoneNumberId: '106540352242922', token: 'EAAG-your-token' };
 const CALLBACK_DELAY_MS = 500;
 const random = (bytes: number) => randomBytes(bytes).toString('base64url');
 
@@ -43,7 +45,8 @@ async function main(): Promise<void> {
     console.error(`Cannot start the demo: ${problem} (another demo or gateway?). Stop it, or set PORT to a free port.`);
     process.exit(1);
   }
-  const appSecret = random(24);
+  // Given ones are kept (the README's examples sign a callback with theirs); else fresh for each run.
+  const appSecret = base.messagingAppSecret ?? random(24);
   const controlToken = random(18);
   const sandbox = await startSandbox({ host: '127.0.0.1', port: 0, appSecret, delayMs: CALLBACK_DELAY_MS, enabled: true, controlToken });
 
@@ -52,7 +55,7 @@ async function main(): Promise<void> {
   for (const suffix of ['', '-wal', '-shm']) rmSync(databasePath + suffix, { force: true });
   const config: Config = {
     ...base, host: '127.0.0.1', databasePath,
-    messagingApiUrl: `${sandbox.url}/v23.0`, messagingAppSecret: appSecret, messagingVerifyToken: random(12),
+    messagingApiUrl: `${sandbox.url}/v23.0`, messagingAppSecret: appSecret, messagingVerifyToken: base.messagingVerifyToken ?? random(12),
   };
   const app = await buildApp(config);
 
@@ -62,6 +65,7 @@ async function main(): Promise<void> {
   const created = app.usersRepo.create({ ...DEMO, passwordHash: await hashPassword(password), messagingToken }, app.now());
   if (!created.ok) throw new Error(`demo user not created: ${created.conflict} taken`);
   sandbox.addAccount({ phoneNumberId: DEMO.messagingPhoneNumberId, token: messagingToken });
+  sandbox.addAccount(README_ACCOUNT);
 
   closeWithGrace({ delay: 10000 }, async () => {
     await app.close();
