@@ -5,7 +5,8 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { MESSAGING_PRODUCT } from '../src/messaging/client';
-import { inboundTextPayload, statusCallbackPayload } from '../src/sandbox/server';
+import { createHash } from 'node:crypto';
+import { inboundPayload, inboundTextPayload, statusCallbackPayload } from '../src/sandbox/server';
 import { median, run, sequential, spread, type Load, type Result, type Target } from './load';
 import { BENCH_PASSWORD, bigUser, seed, smallUser } from './seed';
 import { startServer, type Running } from './processes';
@@ -17,6 +18,18 @@ const APP_SECRET = 'bench-app-secret';
 
 interface Pair { name: string; target: string; reference: Target; gateway: Target; load: Load }
 interface Latency { name: string; target: string; gateway: Target; connections: number; check: (r: Result) => boolean }
+
+/** Uploads a small image to the sandbox network, as a sender's phone would: the media every inbound-media callback names. */
+async function uploadImage(sandboxUrl: string, phoneNumberId: string, token: string): Promise<{ id: string; sha256: string }> {
+  const bytes = Buffer.alloc(64 * 1024, 7);
+  const form = new FormData();
+  form.set('messaging_product', MESSAGING_PRODUCT);
+  form.set('file', new Blob([bytes], { type: 'image/jpeg' }), 'bench.jpg');
+  const response = await fetch(`${sandboxUrl}/v23.0/${phoneNumberId}/media`, { method: 'POST', body: form, headers: { authorization: `Bearer ${token}` } });
+  if (!response.ok) throw new Error(`upload: ${response.status} ${await response.text()}`);
+  const { id } = await response.json() as { id: string };
+  return { id, sha256: createHash('sha256').update(bytes).digest('base64') };
+}
 
 async function login(url: string, email: string): Promise<string> {
   const response = await fetch(url + '/api/login', {
@@ -63,6 +76,15 @@ async function main(): Promise<void> {
       return JSON.stringify(inboundTextPayload(big!.phoneNumberId,
         { wamid: `wamid.benchin${process.pid}.${i}`, from: contact(), name: 'Bench', text: `inbound ${i}`, timestamp: Math.floor(Date.now() / 1000) }));
     };
+    const image = await uploadImage(sandbox.url, big!.phoneNumberId, big!.token);
+    // Each one queues a 64 KB download that the gateway's worker fetches from the sandbox while later scenarios run.
+    const inboundMediaBody = () => {
+      const i = n++;
+      return JSON.stringify(inboundPayload(big!.phoneNumberId, {
+        wamid: `wamid.benchmedia${process.pid}.${i}`, from: contact(), name: 'Bench', timestamp: Math.floor(Date.now() / 1000),
+        media: { type: 'image', id: image.id, mime_type: 'image/jpeg', sha256: image.sha256, caption: `photo ${i}` },
+      }));
+    };
     const sendBody = () => JSON.stringify({ to: contact(), type: 'text', text: { body: `bench ${n++}` } });
     const wireBody = () => JSON.stringify({ messaging_product: MESSAGING_PRODUCT, recipient_type: 'individual', to: contact(), type: 'text', text: { body: `bench ${n++}` } });
 
@@ -78,6 +100,9 @@ async function main(): Promise<void> {
         load: { method: 'POST', connections: 50, seconds: SECONDS, body: statusBody, signWith: APP_SECRET } },
       { name: 'signed inbound-message callbacks', target: '≥ 0.25', reference: { url: baseline.url, path: webhook }, gateway: { url: gateway.url, path: webhook },
         load: { method: 'POST', connections: 50, seconds: SECONDS, body: inboundBody, signWith: APP_SECRET } },
+      { name: 'signed inbound media callbacks (each queues a download)', target: '≥ 0.25', reference: { url: baseline.url, path: webhook },
+        gateway: { url: gateway.url, path: webhook },
+        load: { method: 'POST', connections: 50, seconds: SECONDS, body: inboundMediaBody, signWith: APP_SECRET } },
     ];
     // The send reference gets the wire body, the gateway its own API body.
     const referenceLoad = (pair: Pair): Load => (pair.reference.url === sandbox.url ? { ...pair.load, body: wireBody } : pair.load);

@@ -13,6 +13,8 @@ export interface MetricsSources {
   creditsUsed: () => number;
   /** The SQLite file; `:memory:` has no size. */
   databasePath: string;
+  /** Inbound media downloads since start (stored, failed for good, retried) and those under way. */
+  mediaDownloads: () => { stored: number; failed: number; retried: number; active: number };
   /** Node's process metrics (memory, CPU, event loop): the process turns them on, not every test app. */
   processMetrics?: boolean;
 }
@@ -75,6 +77,15 @@ export function createMetrics(sources: MetricsSources) {
       const memory = sources.databasePath === ':memory:';
       this.set({ file: 'database' }, memory ? 0 : fileBytes(sources.databasePath));
       this.set({ file: 'wal' }, memory ? 0 : fileBytes(`${sources.databasePath}-wal`));
+    },
+  });
+
+  new Gauge({
+    name: 'gateway_media_downloads', help: 'Inbound media downloads since the process started: stored, failed for good, retried; and active now',
+    labelNames: ['outcome'] as const, registers,
+    collect() {
+      const stats = sources.mediaDownloads();
+      for (const outcome of ['stored', 'failed', 'retried', 'active'] as const) this.set({ outcome }, stats[outcome]);
     },
   });
 

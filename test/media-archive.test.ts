@@ -117,6 +117,9 @@ t.test('5xx and 429 from the lookup or the download are retried with growing wai
   const row = await ctx.until(id, (r) => r.state !== 'pending');
   t.match(row, { state: 'stored', attempts: 4, error: null });
   t.same((await ctx.media(id)).rawPayload, image);
+  const metrics = await ctx.app.metrics.registry.metrics();
+  t.match(metrics, /gateway_media_downloads\{outcome="stored"\} 1\n/, 'metrics: one stored');
+  t.match(metrics, /gateway_media_downloads\{outcome="retried"\} 3\n/, 'metrics: three retries');
 });
 
 t.test('still failing 24 h after the first attempt: failed for good with error unavailable', async (t) => {

@@ -15,6 +15,8 @@ export default fp(async function metrics(app: FastifyInstance, options: { proces
     backlog: () => app.webhookEventsRepo.backlog(),
     creditsUsed: () => app.creditsRepo.usedInMonth(monthKey(app.now(), app.config.timezone)),
     databasePath: app.config.databasePath,
+    // Read at scrape time: the media archive registers after this plugin.
+    mediaDownloads: () => app.mediaDownloads.stats(),
     processMetrics: options.processMetrics ?? false,
   }));
 }, { name: 'metrics', dependencies: ['db'] });
