@@ -88,12 +88,20 @@ t.test("the README's runnable examples run top to bottom against a started gatew
     '"messaging_token_set":true',
     '"type":"text","status":"accepted"',
     '"type":"template","status":"accepted"',
+    '"type":"image","status":"accepted"',
+    'body/image must have exactly one of id or link',
+    '"mime_type":"text/plain","file_size":39}',
+    '"type":"document","status":"accepted"',
+    '"code":"UNSUPPORTED_MEDIA_TYPE"',
     '{"message":"Logged out of every session"}',
     '1158201444',
     '{"status":"received"}',
     '"text":"Thanks, it arrived!"',
     '"text":"Your order has shipped"',
-    'gateway_sends_total{outcome="accepted"} 2',
+    'content-disposition: attachment; filename="order-42.txt"',
+    "content-security-policy: sandbox; default-src 'none'",
+    'Order 42: 2 parcels, signed for by Ana',
+    'gateway_sends_total{outcome="accepted"} 14',
   ]) t.ok(output.includes(promised), `the output shows ${promised}`);
   t.notOk(output.includes('EAAG-your-token'), 'the messaging token is never answered');
   if (!ok || t.counts.fail > 0) {
