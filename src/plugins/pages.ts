@@ -2,7 +2,6 @@
 // templates/, the static CSS/JS under `static/`, the admin-session hook and errors rendered as pages.
 import { STATUS_CODES } from 'node:http';
 import { join } from 'node:path';
-import fastifyHelmet from '@fastify/helmet';
 import fastifyStatic from '@fastify/static';
 import fastifyView from '@fastify/view';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
@@ -10,7 +9,7 @@ import fp from 'fastify-plugin';
 import { Eta } from 'eta';
 import { projectRoot } from '../config';
 import { AppError } from '../errors';
-import { helmetOptions } from './security-headers';
+import { helmetHook } from './security-headers';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -51,7 +50,7 @@ function describe(error: FastifyError): [number, string, string] {
 
 export default fp(async function pages(app: FastifyInstance) {
   // Helmet again, in this context only: the app-wide headers with the pages' CSP instead of the API's.
-  await app.register(fastifyHelmet, helmetOptions({
+  app.addHook('onRequest', helmetHook({
     defaultSrc: SELF, scriptSrc: SELF, scriptSrcAttr: ["'none'"], styleSrc: SELF, imgSrc: [...SELF, 'data:'], mediaSrc: SELF, connectSrc: SELF,
     fontSrc: SELF, formAction: SELF, frameAncestors: ["'none'"], objectSrc: ["'none'"], baseUri: SELF,
   }));

