@@ -84,8 +84,6 @@ export const SendBody = Discriminated(members, 'type', {
   description: `A text or another free-form message, with the network's own field names and limits. Media: exactly one of id (uploaded via POST /api/media) or link. Interactive lists: at most ${LIST_ROWS_MAX} rows in all sections together. \`context.message_id\` makes it a reply. One credit each.`,
   'x-examples': Object.fromEntries(FREE_FORM_TYPES.map((type) => [type, { summary: type, value: { to: '15551234567', type, ...FREE_FORM_EXAMPLES[type] } }])),
 }) as unknown as ReturnType<typeof Type.Unsafe<SendBody>>;
-/** @deprecated name kept for callers of the text-only body: the send body is SendBody. */
-export const SendTextBody = SendBody;
 
 // --- POST /api/message/send2: a template with body parameters, a header and buttons ----------------------
 

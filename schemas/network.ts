@@ -41,7 +41,6 @@ export type NetworkMediaInfo = Static<typeof NetworkMediaInfo>;
 
 export const NetworkMediaUploadAnswer = Type.Object({ id: Type.String({ minLength: 1 }) });
 /** Answer of a delete and of marking a message read. */
-export const NetworkSuccessAnswer = Type.Object({ success: Type.Boolean() });
 
 // --- Webhook callbacks ------------------------------------------------------------------------
 // The gateway checks an envelope level by level, each item on its own (one bad item must not hide the

@@ -50,7 +50,6 @@ export function createListedMessages(client: Database.Database, render: RenderMe
 
   return {
     refresh,
-    renderStored,
     /** Renders every message stored without its listed JSON, in batches (start-up); returns how many were seen. */
     fillMissing(): number {
       let seen = 0;

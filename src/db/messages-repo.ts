@@ -94,11 +94,10 @@ export function createMessagesRepo(db: DB, render: RenderMessage) {
   const conversationId = (userId: number, waId: string, name: string | null, at: number, inboundAt: number | null) =>
     touchConversation.get(userId, waId, name, at, inboundAt)!.id;
 
-  /** Appends to the history (once) and moves the current status if it is ranked and ranks higher. */
+  /** Appends to the history (once) and moves the current status if it is ranked and ranks higher; callers refresh the listed JSON once. */
   function applyToMessage(messageId: number, event: StatusEvent): void {
     insertHistory.run(messageId, event.status, event.at, event.errorJson);
     if (isRanked(event.status)) moveStatus.run({ id: messageId, status: event.status, rank: STATUS_RANK[event.status], at: event.at, error: event.errorJson });
-    listed.refresh(messageId);
   }
 
   return {
@@ -137,6 +136,7 @@ export function createMessagesRepo(db: DB, render: RenderMessage) {
         return 'orphaned';
       }
       applyToMessage(message.id, event);
+      listed.refresh(message.id);
       return 'applied';
     },
 

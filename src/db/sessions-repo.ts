@@ -1,5 +1,5 @@
 // Sessions ended by logout: the jti of each such JWT, kept until the JWT would have expired anyway.
-import { eq, lte, sql } from 'drizzle-orm';
+import { eq, sql } from 'drizzle-orm';
 import { inTransaction, type DB } from './client';
 import { revokedSessions } from './tables';
 
@@ -9,7 +9,6 @@ export function createSessionsRepo(db: DB) {
   const insert = db.insert(revokedSessions)
     .values({ jti: sql.placeholder('jti'), expiresAt: sql.placeholder('expiresAt') })
     .onConflictDoNothing().prepare();
-  const prune = db.delete(revokedSessions).where(lte(revokedSessions.expiresAt, sql.placeholder('now'))).prepare();
   const pruneBatch = db.$client.prepare<[number, number]>(`DELETE FROM revoked_sessions WHERE jti IN
     (SELECT jti FROM revoked_sessions WHERE expires_at <= ? ORDER BY expires_at LIMIT ?)`);
 
@@ -21,7 +20,7 @@ export function createSessionsRepo(db: DB) {
      * theirs at `now` go in the same transaction (one commit), so the table holds only sessions that could come back.
      */
     revoke: (jti: string, expiresAt: number, now: number): void => inTransaction(db, () => {
-      prune.run({ now });
+      pruneBatch.run(now, -1);
       insert.run({ jti, expiresAt });
     }),
     /** Deletes the rows of JWTs expired at `now` (ms), at most `limit` (a retention batch; -1: all); answers how many went. */

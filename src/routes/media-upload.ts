@@ -7,7 +7,7 @@ import { MediaUploadAnswer, UploadForm } from '../../schemas/media-upload';
 import { SendBadGatewayResponse, UpstreamErrorResponse } from '../../schemas/messages';
 import { AppError } from '../errors';
 import { createMediaUploader, MAX_UPLOAD_BYTES } from '../messaging/upload';
-import { uploadKind, uploadMedia, type UploadedMedia } from '../services/upload-media';
+import { uploadMedia, type UploadedMedia } from '../services/upload-media';
 
 const ONE_FILE = 'Send multipart/form-data with exactly one part: the file, named "file"';
 /** The multipart parser's own errors, as our answers. */
@@ -49,7 +49,6 @@ const mediaUpload: FastifyPluginAsyncTypebox = async (app) => {
     try {
       for await (const part of request.parts()) {
         if (uploaded !== undefined || part.type !== 'file' || part.fieldname !== 'file') throw new AppError(400, 'VALIDATION_ERROR', ONE_FILE);
-        uploadKind(part.mimetype); // 415 before any byte goes out
         uploaded = await uploadMedia(deps, request.currentUser!, { stream: part.file, mimeType: part.mimetype, filename: part.filename });
       }
     } catch (error) {

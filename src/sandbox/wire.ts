@@ -4,7 +4,6 @@ import type { NetworkErrorAnswer, NetworkSendAnswer } from '../../schemas/networ
 import type { SandboxErrorName } from '../../schemas/sandbox';
 import { MESSAGING_PRODUCT } from '../messaging/client';
 
-export interface AccountInfo { phoneNumberId: string; displayPhoneNumber: string; businessAccountId: string }
 
 export type SandboxRefusal = SandboxErrorName | 'unknown_object' | 'media_upload' | 'unknown_path' | 'too_large';
 

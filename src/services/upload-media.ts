@@ -22,8 +22,9 @@ export function uploadKind(mimeType: string) {
 }
 
 export async function uploadMedia(deps: UploadDeps, user: UserRow, file: { stream: AsyncIterable<Buffer>; mimeType: string; filename: string }): Promise<UploadedMedia> {
-  const account = accountOf(user, deps.openToken);
+  // The type first: a 415 wins over an account without messaging configured, and no byte goes out before both.
   const { type, kind, limit } = uploadKind(file.mimeType);
+  const account = accountOf(user, deps.openToken);
   const result = await deps.uploader.upload(account, { stream: file.stream, mimeType: type, filename: file.filename, limit });
   switch (result.kind) {
     case 'uploaded':
