@@ -25,6 +25,9 @@ function createPrivateFile(path: string): void {
   }
 }
 
+/** Page cache of a connection that lists (negative: KiB): 32 MiB, several times the pages of a full page of conversations. */
+const LISTING_CACHE_KIB = -32768;
+
 export function openDatabase(path: string): DB {
   if (path !== ':memory:') createPrivateFile(path);
   const sqlite = new Database(path);
@@ -35,12 +38,23 @@ export function openDatabase(path: string): DB {
   sqlite.pragma('busy_timeout = 5000');
   // A listing reads the latest messages of many conversations, spread over the whole file: with SQLite's default
   // 2 MB page cache every listing goes back to the OS for thousands of pages once the database outgrows it.
-  sqlite.pragma('cache_size = -32768'); // KiB: 32 MiB, several times the pages of a full page of conversations
+  sqlite.pragma(`cache_size = ${LISTING_CACHE_KIB}`);
   // The WAL file shrinks back to this after a checkpoint instead of keeping its largest size.
   sqlite.pragma('journal_size_limit = 67108864');
   const db = drizzle(sqlite, { schema: tables });
   migrate(db, { migrationsFolder: join(projectRoot, 'data', 'migrations') });
   return db;
+}
+
+/**
+ * A second, read-only connection to a database the app already opened (and migrated): WAL lets it read while the
+ * writer commits, each statement on the latest committed snapshot.
+ */
+export function openReadOnly(path: string): DB {
+  const sqlite = new Database(path, { readonly: true, fileMustExist: true });
+  sqlite.pragma('busy_timeout = 5000');
+  sqlite.pragma(`cache_size = ${LISTING_CACHE_KIB}`);
+  return drizzle(sqlite, { schema: tables });
 }
 
 /** The database's directory and file when other users may read them (mode & 0o007), for a start-up warning. */

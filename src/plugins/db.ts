@@ -12,6 +12,7 @@ import { createWebhookEventsRepo, type WebhookEventsRepo } from '../db/webhook-e
 import { createWriter, type Writer } from '../db/writer';
 import { createTokenCipher, resolveTokenKey, type TokenCipher } from '../token-cipher';
 import { listedMessageJson } from '../services/message-json';
+import { createConversationsReader, type ConversationsReader } from '../services/conversations-reader';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -23,6 +24,8 @@ declare module 'fastify' {
     messagesRepo: MessagesRepo;
     idempotencyRepo: IdempotencyRepo;
     conversationsRepo: ConversationsRepo;
+    /** Conversation listings, answered on a thread of their own. */
+    conversationsReader: ConversationsReader;
     webhookEventsRepo: WebhookEventsRepo;
     /** Seals and opens messaging tokens (MESSAGING_TOKEN_KEY or the `token-key` file). */
     tokenCipher: TokenCipher;
@@ -68,9 +71,11 @@ export default fp(async function database(app: FastifyInstance, options: { path:
   app.messagesRepo.fillListedJson();
   app.decorate('idempotencyRepo', createIdempotencyRepo(db));
   app.decorate('conversationsRepo', createConversationsRepo(db, listedMessageJson));
+  app.decorate('conversationsReader', createConversationsReader(options.path, app.config.timezone, app.conversationsRepo));
   app.decorate('webhookEventsRepo', createWebhookEventsRepo(db));
   app.decorate('sessionsRepo', createSessionsRepo(db));
   app.addHook('onClose', async () => {
+    await app.conversationsReader.close();
     db.$client.close();
   });
 }, { name: 'db' });

@@ -3,7 +3,6 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { errors, IdParams } from '../../schemas/common';
 import { ConversationList, ConversationsQuery } from '../../schemas/conversations';
 import { forbidden, userNotFound } from '../errors';
-import { listConversationsJson } from '../services/conversations';
 
 const conversations: FastifyPluginAsyncTypebox = async (app) => {
   app.get('/api/user/:id/conversations', {
@@ -29,7 +28,7 @@ const conversations: FastifyPluginAsyncTypebox = async (app) => {
     if (caller.id !== id && caller.role !== 'ADMIN') throw forbidden('You may only read your own conversations');
     if (!app.usersRepo.findById(id)) throw userNotFound();
     // Bytes are sent as they are.
-    const body = listConversationsJson(app.conversationsRepo, id, request.query, app.now(), app.config.timezone);
+    const body = await app.conversationsReader.list(id, request.query, app.now());
     return reply.type('application/json; charset=utf-8').send(body as never);
   });
 };

@@ -1,0 +1,95 @@
+// Conversation listings off the event loop: answered by a worker thread with read-only connections of its own
+// (conversations-thread.ts). One thread per process, started at the first listing (and again if it dies), with a
+// connection per database; it keeps the process alive only while listings are under way. An in-memory database
+// has no second connection: there the listing runs in-line.
+import { extname, join } from 'node:path';
+import { Worker } from 'node:worker_threads';
+import type { ConversationsQuery } from '../../schemas/conversations';
+import type { ConversationsRepo } from '../db/conversations-repo';
+import { AppError } from '../errors';
+import { listConversationsJson } from './conversations';
+
+export type ThreadRequest =
+  | { kind: 'list'; id: number; databasePath: string; userId: number; query: ConversationsQuery; now: number; timeZone: string }
+  /** The app closes: the thread closes its connection to this database. */
+  | { kind: 'close'; databasePath: string };
+export interface ListingReply {
+  id: number;
+  bytes?: Uint8Array;
+  error?: { name: string; message: string; code: string | undefined; statusCode: number | undefined } | undefined;
+}
+interface Pending { databasePath: string; resolve: (bytes: Buffer) => void; reject: (error: unknown) => void }
+
+export interface ConversationsReader {
+  /** The answer of GET /api/user/{id}/conversations as UTF-8 JSON. */
+  list(userId: number, query: ConversationsQuery, now: Date): Promise<Buffer>;
+  /** Waits for this database's listings under way, then lets the thread close its connection. */
+  close(): Promise<void>;
+}
+
+/** The thread's error as the main thread would have thrown it: AppErrors keep their answer, SQLite errors their code. */
+function rebuilt(error: NonNullable<ListingReply['error']>): Error {
+  if (error.name === 'AppError' && error.statusCode !== undefined && error.code !== undefined) {
+    return new AppError(error.statusCode, error.code, error.message);
+  }
+  return Object.assign(new Error(error.message), { name: error.name, code: error.code });
+}
+
+const pending = new Map<number, Pending>();
+const drainWaiters = new Map<string, (() => void)[]>();
+let nextId = 0;
+let worker: Worker | undefined;
+
+const busyWith = (databasePath: string) => [...pending.values()].some((p) => p.databasePath === databasePath);
+
+function settle(id: number, settleWith: (p: Pending) => void): void {
+  const entry = pending.get(id);
+  if (!entry) return;
+  pending.delete(id);
+  settleWith(entry);
+  if (pending.size === 0) worker?.unref();
+  if (!busyWith(entry.databasePath)) {
+    for (const resolve of drainWaiters.get(entry.databasePath) ?? []) resolve();
+    drainWaiters.delete(entry.databasePath);
+  }
+}
+
+function startThread(): Worker {
+  // The same extension as this file: .ts under the test runner's loader, .js once built.
+  const thread = new Worker(join(__dirname, `conversations-thread${extname(__filename)}`));
+  thread.on('message', (reply: ListingReply) => settle(reply.id, (p) => (reply.error
+    ? p.reject(rebuilt(reply.error))
+    : p.resolve(Buffer.from(reply.bytes!.buffer, reply.bytes!.byteOffset, reply.bytes!.byteLength)))));
+  // A thread that died takes its listings with it; the next listing starts a new one.
+  const lost = (error: unknown) => {
+    if (worker === thread) worker = undefined;
+    for (const id of [...pending.keys()]) settle(id, (p) => p.reject(error));
+  };
+  thread.on('error', lost);
+  thread.on('exit', (code) => lost(new Error(`the listing thread stopped (exit code ${code})`)));
+  return thread;
+}
+
+export function createConversationsReader(databasePath: string, timeZone: string, inline: ConversationsRepo): ConversationsReader {
+  if (databasePath === ':memory:') {
+    return {
+      list: async (userId, query, now) => listConversationsJson(inline, userId, query, now, timeZone),
+      close: async () => undefined,
+    };
+  }
+  return {
+    list(userId, query, now) {
+      const thread = (worker ??= startThread());
+      // Only a thread with listings under way keeps the process alive.
+      if (pending.size === 0) thread.ref();
+      const id = nextId++;
+      const answer = new Promise<Buffer>((resolve, reject) => pending.set(id, { databasePath, resolve, reject }));
+      thread.postMessage({ kind: 'list', id, databasePath, userId, query, now: now.getTime(), timeZone } satisfies ThreadRequest);
+      return answer;
+    },
+    async close() {
+      if (busyWith(databasePath)) await new Promise<void>((resolve) => drainWaiters.set(databasePath, [...drainWaiters.get(databasePath) ?? [], resolve]));
+      worker?.postMessage({ kind: 'close', databasePath } satisfies ThreadRequest);
+    },
+  };
+}

@@ -1,0 +1,47 @@
+// The worker thread that answers conversation listings on read-only connections of its own, so that a listing
+// never holds the event loop that serves sends and callbacks (and puts the second core to work).
+import { parentPort } from 'node:worker_threads';
+import { createConversationsRepo, type ConversationsRepo } from '../db/conversations-repo';
+import { openReadOnly, type DB } from '../db/client';
+import type { ListingReply, ThreadRequest } from './conversations-reader';
+import { listConversationsJson } from './conversations';
+import { listedMessageJson } from './message-json';
+
+const port = parentPort!;
+const open = new Map<string, { db: DB; repo: ConversationsRepo }>();
+
+function repoFor(databasePath: string): ConversationsRepo {
+  let entry = open.get(databasePath);
+  if (!entry) {
+    const db = openReadOnly(databasePath);
+    entry = { db, repo: createConversationsRepo(db, listedMessageJson) };
+    open.set(databasePath, entry);
+  }
+  return entry.repo;
+}
+
+/** What of an error crosses the thread boundary: enough to answer it as the main thread would have. */
+function errorReply(error: unknown): ListingReply['error'] {
+  const e = error as { name?: unknown; message?: unknown; code?: unknown; statusCode?: unknown };
+  return { name: String(e?.name ?? 'Error'), message: String(e?.message ?? error), code: e?.code === undefined ? undefined : String(e.code),
+    statusCode: typeof e?.statusCode === 'number' ? e.statusCode : undefined };
+}
+
+port.on('message', (request: ThreadRequest) => {
+  if (request.kind === 'close') {
+    open.get(request.databasePath)?.db.$client.close();
+    open.delete(request.databasePath);
+    return;
+  }
+  let reply: ListingReply;
+  let transfer: ArrayBuffer[] = [];
+  try {
+    const bytes = listConversationsJson(repoFor(request.databasePath), request.userId, request.query, new Date(request.now), request.timeZone);
+    reply = { id: request.id, bytes };
+    // A buffer of its own moves without a copy; a small one shares Node's pool and is copied.
+    if (bytes.byteOffset === 0 && bytes.buffer.byteLength === bytes.length) transfer = [bytes.buffer as ArrayBuffer];
+  } catch (error) {
+    reply = { id: request.id, error: errorReply(error) };
+  }
+  port.postMessage(reply, transfer);
+});
