@@ -122,6 +122,18 @@ t.test('5xx and 429 from the lookup or the download are retried with growing wai
   t.match(metrics, /gateway_media_downloads\{outcome="retried"\} 3\n/, 'metrics: three retries');
 });
 
+t.test('a 429 whose Retry-After is an HTTP date: the next attempt is scheduled at that date, not sooner', async (t) => {
+  const ctx = await archive(t);
+  // An hour ahead of the app's clock, in the IMF-fixdate form (whole seconds).
+  const date = new Date(ctx.now() + 3_600_000).toUTCString();
+  ctx.sandbox.media.enqueue({ stage: 'lookup', fail: 'throttled', retryAfter: date });
+  const id = await ctx.inbound({ type: 'image', data: b64(png(1, 1)), mime_type: 'image/png' });
+  const row = await ctx.until(id, (r) => r.attempts === 1);
+  t.match(row, { state: 'pending', error: /HTTP 429/ });
+  t.ok(row.nextAttemptAt >= Date.parse(date), `next attempt ${new Date(row.nextAttemptAt).toISOString()} is not before ${date}`);
+  t.ok(row.nextAttemptAt < Date.parse(date) + 1_000, 'and is that date (to the second), not a backoff on top of it');
+});
+
 t.test('still failing 24 h after the first attempt: failed for good with error unavailable', async (t) => {
   const ctx = await archive(t);
   ctx.sandbox.media.enqueue({ stage: 'lookup', fail: 'server_error' }, { stage: 'lookup', fail: 'server_error' });

@@ -116,11 +116,15 @@ t.test('who may read /metrics', async (t) => {
   t.match(wrong.json(), refused(401, 'UNAUTHORIZED'));
   t.equal((await scrape(app, { authorization: METRICS_TOKEN })).statusCode, 401, 'the token without the Bearer scheme');
   t.equal((await scrape(app, { authorization: `Basic ${METRICS_TOKEN}` })).statusCode, 401);
+  t.equal((await scrape(app, { authorization: `bearer ${METRICS_TOKEN}x` })).statusCode, 401, 'a wrong token, scheme in lower case');
   const asClient = await scrape(app, bearer(app, client));
   t.equal(asClient.statusCode, 403, 'a CLIENT session');
   t.match(asClient.json(), refused(403, 'FORBIDDEN'));
 
-  for (const [who, headers] of [['the scraper token', { authorization: `Bearer ${METRICS_TOKEN}` }], ['an ADMIN JWT', bearer(app, admin)],
+  // The auth scheme is case-insensitive (RFC 7235), as for sessions.
+  for (const [who, headers] of [['the scraper token', { authorization: `Bearer ${METRICS_TOKEN}` }],
+    ['the scraper token, scheme in lower case', { authorization: `bearer ${METRICS_TOKEN}` }],
+    ['the scraper token, scheme in upper case', { authorization: `BEARER ${METRICS_TOKEN}` }], ['an ADMIN JWT', bearer(app, admin)],
     ['an ADMIN cookie', { cookie: `token=${app.issueToken(admin)}` }]] as const) {
     const res = await scrape(app, headers);
     t.equal(res.statusCode, 200, who);

@@ -1,5 +1,6 @@
 // Bad inputs on the routes added for media, sends of every type and webhook administration: each a clean 4xx in
 // the one error shape, nothing sent, charged or stored.
+import { request } from 'node:http';
 import t from 'tap';
 import { ConfigError, parseConfig } from '../src/config';
 import { bearer, buildTestApp, createAdmin, createUser } from './helper';
@@ -50,6 +51,47 @@ t.test('POST /api/media: broken multipart is a clean 4xx and stores nothing at t
     t.match(res.json(), { statusCode: res.statusCode, code: String, error: String, message: String }, name);
   }
   t.equal(sandbox.media.get('1'), undefined, 'no media stored at the network');
+});
+
+/** POSTs `body` over a real socket with its exact Content-Length, then ends: the HTTP request is whole, the multipart is not. */
+function postRaw(url: string, headers: Record<string, string>, body: Buffer): Promise<{ status: number; json: unknown }> {
+  return new Promise((resolve, reject) => {
+    const sent = request(url, { method: 'POST', headers: { ...headers, 'content-length': String(body.length) } }, (answer) => {
+      const chunks: Buffer[] = [];
+      answer.on('data', (chunk: Buffer) => chunks.push(chunk));
+      answer.on('end', () => resolve({ status: answer.statusCode ?? 0, json: JSON.parse(Buffer.concat(chunks).toString('utf8')) }));
+    });
+    sent.on('error', reject);
+    sent.end(body);
+  });
+}
+
+t.test('POST /api/media: a body cut off before its closing boundary is 400, and nothing reaches the network', async (t) => {
+  const { app, sandbox, auth, logs } = await sendingApp(t);
+  const base = await app.listen({ host: '127.0.0.1', port: 0 });
+  const headers = { ...auth, 'content-type': 'multipart/form-data; boundary=cut' };
+  const head = '--cut\r\nContent-Disposition: form-data; name="file"; filename="a.txt"\r\nContent-Type: text/plain\r\n\r\n';
+  const cases: [string, Buffer][] = [
+    ['a few file bytes, then the end', Buffer.from(`${head}hello`)],
+    // Enough to be streaming to the network when the body ends.
+    ['300 KiB of file bytes, then the end', Buffer.concat([Buffer.from(head), Buffer.alloc(300 * 1024, 'a')])],
+    ['the file and half a closing boundary', Buffer.from(`${head}hello\r\n--cu`)],
+    ['no file bytes at all', Buffer.from(head)],
+    ['inside the part headers', Buffer.from('--cut\r\nContent-Disposition: form-data; name="file"; filena')],
+  ];
+  for (const [name, body] of cases) {
+    const res = await postRaw(`${base}/api/media`, headers, body);
+    t.equal(res.status, 400, name);
+    t.match(res.json, shape(400, 'BAD_REQUEST'), name);
+  }
+  t.same(sandbox.requests.filter((r) => r.path.endsWith('/media')), [], 'no upload completed at the network');
+  t.notMatch(logs(), /media upload to the messaging network failed/, 'not taken for a network failure');
+
+  const whole = Buffer.from(`${head}hello\r\n--cut--\r\n`);
+  const res = await postRaw(`${base}/api/media`, headers, whole);
+  t.equal(res.status, 201, 'the same upload, whole, then goes through');
+  t.match(res.json, { id: String, mime_type: 'text/plain', file_size: 5 });
+  t.equal(sandbox.requests.filter((r) => r.path.endsWith('/media')).length, 1, 'only that one reached the network');
 });
 
 t.test('new admin and media routes refuse an ended session and a disabled admin', async (t) => {

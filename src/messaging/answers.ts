@@ -33,8 +33,9 @@ export type SendResult =
 /** One attempt; `retry` only where the network certainly did not accept the message. */
 export interface Attempt { result: SendResult; retry: boolean; retryAfterMs?: number }
 
-/** `Retry-After` as seconds (delta-seconds or an HTTP date); undefined when absent or unreadable. */
-export function parseRetryAfter(value: string | undefined, now = Date.now()): number | undefined {
+/** `Retry-After` as seconds (delta-seconds or an HTTP date, the first if repeated); undefined when absent or unreadable. */
+export function parseRetryAfter(header: string | string[] | undefined, now = Date.now()): number | undefined {
+  const value = Array.isArray(header) ? header[0] : header;
   if (value === undefined) return undefined;
   if (/^\s*\d+\s*$/.test(value)) return Number(value);
   const at = Date.parse(value);
@@ -53,7 +54,7 @@ function upstreamOf(status: number, json: unknown): Upstream {
 }
 
 /** `to` is the number sent: the recipient's wa_id when the network's answer names none. */
-export function readAnswer(status: number, retryAfter: string | undefined, text: string, to: string): Attempt {
+export function readAnswer(status: number, retryAfter: string | string[] | undefined, text: string, to: string): Attempt {
   const json = parseJsonOrUndefined(text);
   if (status >= 200 && status < 300) {
     if (!Value.Check(NetworkSendAnswer, json) || !json.messages[0]) {

@@ -4,6 +4,7 @@ import { Pool } from 'undici';
 import type { FreeFormContent, FreeFormType, TemplateButton, TemplateHeader } from '../../schemas/messages';
 import type { NetworkSendRequest, NetworkTemplateComponent } from '../../schemas/network';
 import { readAnswer, type Attempt, type SendResult } from './answers';
+import { deadlines, errorCode, TIMEOUTS } from './failures';
 
 export type { SendResult, Upstream } from './answers';
 
@@ -16,8 +17,6 @@ const BACKOFF_BASE_MS = 200;
 const MAX_ANSWER_BYTES = 1024 * 1024;
 /** Failures where the request certainly never reached the network (refused, reset before any answer). */
 const NOT_DELIVERED = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN', 'UND_ERR_SOCKET', 'UND_ERR_CONNECT_TIMEOUT']);
-/** undici's own deadlines: the request was written, the network may have accepted it. */
-const TIMEOUTS = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT']);
 
 /** A free-form message other than text: the network's own content object, as validated (`content` is sent as it is). */
 type FreeForm = { [K in Exclude<FreeFormType, 'text'>]: { kind: K; to: string; content: FreeFormContent<K>; replyTo?: string } }[Exclude<FreeFormType, 'text'>];
@@ -87,8 +86,6 @@ function backoffMs(attempt: number): number {
   return ceiling / 2 + Math.random() * (ceiling / 2);
 }
 
-const errorCode = (error: unknown): string => (error as { code?: unknown })?.code?.toString() ?? 'UNKNOWN';
-
 /** The error's own message (and its cause's), with the token masked wherever it might appear. */
 function errorMessage(error: unknown, token: string): string {
   const text = (e: unknown) => (e instanceof Error ? e.message : String(e));
@@ -104,9 +101,7 @@ export function createMessagingClient(options: MessagingClientOptions) {
   const pool = new Pool(base.origin, {
     connections: options.connections ?? 32,
     keepAliveTimeout: 10_000,
-    headersTimeout: timeoutMs,
-    bodyTimeout: timeoutMs,
-    connect: { timeout: timeoutMs },
+    ...deadlines(timeoutMs),
     maxResponseSize: MAX_ANSWER_BYTES,
   });
   const timeout = (detail: string): Attempt => ({ result: { kind: 'unavailable', reason: 'timeout', detail }, retry: false });
@@ -127,8 +122,7 @@ export function createMessagingClient(options: MessagingClientOptions) {
       answered = true;
       // Always read the body to its end (or fail reading it): an unread body stalls the connection.
       const text = await answer.body.text();
-      const retryAfter = answer.headers['retry-after'];
-      return readAnswer(answer.statusCode, Array.isArray(retryAfter) ? retryAfter[0] : retryAfter, text, to);
+      return readAnswer(answer.statusCode, answer.headers['retry-after'], text, to);
     } catch (error) {
       const code = errorCode(error);
       // The status we answer (504) alone cannot tell a refused connection from, say, a token undici will not put in a header.

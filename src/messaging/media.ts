@@ -5,8 +5,14 @@ import { open, unlink } from 'node:fs/promises';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
 import { Agent, type Dispatcher } from 'undici';
 import { NetworkMediaInfo } from '../../schemas/network';
+import { parseRetryAfter } from './answers';
+import { deadlines, errorCode } from './failures';
 
-export interface MediaClientOptions { baseUrl: string; timeoutMs: number; maxBytes: number }
+export interface MediaClientOptions {
+  baseUrl: string; timeoutMs: number; maxBytes: number;
+  /** The clock an HTTP-date Retry-After is counted from: the one the queue schedules with. */
+  now?: () => number;
+}
 
 /** What to fetch: the callback's media id and sha256 (base64; null when it gave none). */
 export interface MediaRequest { mediaId: string; token: string; sha256: string | null; signal: AbortSignal }
@@ -22,7 +28,6 @@ export type MediaOutcome =
 
 const MAX_LOOKUP_BYTES = 64 * 1024;
 const lookupCheck = TypeCompiler.Compile(NetworkMediaInfo);
-const errorCode = (error: unknown): string => (error as { code?: unknown })?.code?.toString() ?? 'UNKNOWN';
 
 /** Digest bytes of a sha256 in hex (the lookup's) or base64 (the callback's); null when it is neither. */
 export function sha256Bytes(text: string): Buffer | null {
@@ -32,22 +37,20 @@ export function sha256Bytes(text: string): Buffer | null {
 }
 
 /** 429 and 5xx are the network's "later"; any other refusal is final. */
-function refused(status: number, stage: 'lookup' | 'download', retryAfter: unknown): MediaOutcome {
+function refused(status: number, stage: 'lookup' | 'download', retryAfter: string | string[] | undefined, now: number): MediaOutcome {
   const detail = `${stage}: HTTP ${status}`;
   if (status === 429 || status >= 500) {
-    const seconds = Number(Array.isArray(retryAfter) ? retryAfter[0] : retryAfter);
-    return { kind: 'retry', detail, ...(Number.isFinite(seconds) && seconds > 0 ? { retryAfterMs: seconds * 1000 } : {}) };
+    const seconds = parseRetryAfter(retryAfter, now);
+    return { kind: 'retry', detail, ...(seconds ? { retryAfterMs: seconds * 1000 } : {}) };
   }
   return { kind: 'final', error: stage === 'lookup' ? 'lookup_refused' : 'download_refused', detail };
 }
 
 export function createMediaClient(options: MediaClientOptions) {
   const basePath = options.baseUrl.replace(/\/+$/, '');
-  const { timeoutMs, maxBytes } = options;
+  const { maxBytes, now = Date.now } = options;
   // An agent, not a pool: the download URL names a host of its own. Same deadlines as the send client.
-  const agent = new Agent({
-    connections: 4, keepAliveTimeout: 10_000, headersTimeout: timeoutMs, bodyTimeout: timeoutMs, connect: { timeout: timeoutMs },
-  });
+  const agent = new Agent({ connections: 4, keepAliveTimeout: 10_000, ...deadlines(options.timeoutMs) });
   function get(url: string, token: string, signal: AbortSignal): Promise<Dispatcher.ResponseData> {
     const target = new URL(url);
     return agent.request({ origin: target.origin, path: target.pathname + target.search, method: 'GET', signal, headers: { authorization: `Bearer ${token}` } });
@@ -57,7 +60,7 @@ export function createMediaClient(options: MediaClientOptions) {
     const answer = await get(`${basePath}/${encodeURIComponent(request.mediaId)}`, request.token, request.signal);
     if (answer.statusCode < 200 || answer.statusCode > 299) {
       await answer.body.dump();
-      return refused(answer.statusCode, 'lookup', answer.headers['retry-after']);
+      return refused(answer.statusCode, 'lookup', answer.headers['retry-after'], now());
     }
     const text = Buffer.from(await answer.body.arrayBuffer()).subarray(0, MAX_LOOKUP_BYTES).toString('utf8');
     let info: unknown;
@@ -75,7 +78,7 @@ export function createMediaClient(options: MediaClientOptions) {
     const answer = await get(info.url, request.token, request.signal);
     if (answer.statusCode < 200 || answer.statusCode > 299) {
       await answer.body.dump();
-      return refused(answer.statusCode, 'download', answer.headers['retry-after']);
+      return refused(answer.statusCode, 'download', answer.headers['retry-after'], now());
     }
     const declared = Number(answer.headers['content-length']);
     if (Number.isFinite(declared) && declared > maxBytes) {

@@ -7,6 +7,7 @@ import { Value } from '@sinclair/typebox/value';
 import { parseJsonOrUndefined } from '../loose-json';
 import { readAnswer } from './answers';
 import { MESSAGING_PRODUCT, type MessagingAccount, type SendResult } from './client';
+import { deadlines, errorCode, TIMEOUTS } from './failures';
 
 const KiB = 1024;
 const MiB = 1024 * KiB;
@@ -34,20 +35,36 @@ class StopUpload extends Error {
   }
 }
 
+/** The file stream itself failed (a multipart body cut off before its closing boundary): the caller's error, not the network's. */
+class SourceFailed extends Error {
+  constructor(readonly error: unknown) {
+    super('the file stream failed');
+  }
+}
+
+/** The file's chunks, its own failure marked so it is not taken for the network's. */
+async function* marked(stream: AsyncIterable<Buffer>): AsyncGenerator<Buffer> {
+  try {
+    yield* stream;
+  } catch (error) {
+    throw new SourceFailed(error);
+  }
+}
+
 /** A filename safe inside a quoted multipart header: no quotes, backslashes or control characters. */
 const headerSafe = (name: string): string => name.replace(/["\\\u0000-\u001f\u007f]/g, '_').slice(0, 240) || 'file';
 
 export function createMediaUploader(options: { baseUrl: string; timeoutMs: number; log?: { warn(details: object, message: string): void } }) {
   const base = new URL(options.baseUrl);
   const basePath = base.pathname.replace(/\/+$/, '');
-  const { timeoutMs } = options;
   // Its own small pool: a long upload must not hold a connection the sends need.
-  const pool = new Pool(base.origin, {
-    connections: 4, headersTimeout: timeoutMs, bodyTimeout: timeoutMs, connect: { timeout: timeoutMs }, maxResponseSize: 64 * KiB,
-  });
+  const pool = new Pool(base.origin, { connections: 4, ...deadlines(options.timeoutMs), maxResponseSize: 64 * KiB });
 
   return {
-    /** Streams `file` to the account's media store; stops (and the network gets no complete file) past `file.limit` bytes. Never throws. */
+    /**
+     * Streams `file` to the account's media store; stops (and the network gets no complete file) past `file.limit` bytes
+     * or when the file stream fails. Throws only that stream's own error, for the caller to answer; network failures are results.
+     */
     async upload(account: MessagingAccount, file: UploadFile): Promise<UploadResult> {
       const boundary = `gateway-${randomBytes(16).toString('hex')}`;
       const field = (name: string, value: string) => `--${boundary}\r\nContent-Disposition: form-data; name="${name}"\r\n\r\n${value}\r\n`;
@@ -56,7 +73,7 @@ export function createMediaUploader(options: { baseUrl: string; timeoutMs: numbe
       let size = 0;
       async function* body() {
         yield Buffer.from(head);
-        for await (const chunk of file.stream) {
+        for await (const chunk of marked(file.stream)) {
           size += chunk.length;
           if (size > file.limit) throw new StopUpload('too_large');
           yield chunk;
@@ -76,15 +93,15 @@ export function createMediaUploader(options: { baseUrl: string; timeoutMs: numbe
           if (Value.Check(NetworkMediaUploadAnswer, json)) return { kind: 'uploaded', id: json.id, size };
           return { kind: 'unavailable', reason: 'bad_answer', detail: `HTTP ${answer.statusCode} without a media id` };
         }
-        const retryAfter = answer.headers['retry-after'];
-        return readAnswer(answer.statusCode, Array.isArray(retryAfter) ? retryAfter[0] : retryAfter, text, '').result as UploadResult;
+        return readAnswer(answer.statusCode, answer.headers['retry-after'], text, '').result as UploadResult;
       } catch (error) {
-        const stop = error instanceof StopUpload ? error : (error as { cause?: unknown })?.cause;
+        // The body's own errors reach us as they were thrown or as the cause of undici's.
+        const stop = error instanceof StopUpload || error instanceof SourceFailed ? error : (error as { cause?: unknown })?.cause;
         if (stop instanceof StopUpload) return { kind: stop.reason };
-        const code = String((error as { code?: unknown })?.code ?? 'UNKNOWN');
+        if (stop instanceof SourceFailed) throw stop.error;
+        const code = errorCode(error);
         options.log?.warn({ code, path }, 'media upload to the messaging network failed');
-        const timedOut = code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT';
-        return { kind: 'unavailable', reason: timedOut ? 'timeout' : 'unreachable', detail: code };
+        return { kind: 'unavailable', reason: TIMEOUTS.has(code) ? 'timeout' : 'unreachable', detail: code };
       }
     },
 

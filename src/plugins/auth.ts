@@ -38,13 +38,13 @@ declare module 'fastify' {
   }
 }
 
+/** The token of an `Authorization: Bearer <token>` header, the scheme in any case (RFC 7235); undefined for any other form. */
+export const bearerToken = (header: string | undefined): string | undefined => /^Bearer\s+(\S+)$/i.exec(header ?? '')?.[1];
+
 /** Header first, then the cookie, then the `token` field of a JSON POST body. */
 function tokenOf(request: FastifyRequest): string | undefined {
   const header = request.headers.authorization;
-  if (header !== undefined) {
-    const match = /^Bearer\s+(\S+)$/i.exec(header);
-    return match?.[1] ?? '';
-  }
+  if (header !== undefined) return bearerToken(header) ?? '';
   const cookie = request.cookies.token;
   if (cookie) return cookie;
   const body = request.body as { token?: unknown } | undefined;

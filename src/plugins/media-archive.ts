@@ -19,7 +19,9 @@ declare module 'fastify' {
 export default fp(async function mediaArchive(app: FastifyInstance) {
   const files = createMediaFiles(app.config.databasePath);
   const repo = createMediaRepo(app.db, listedMessageJson);
-  const client = createMediaClient({ baseUrl: app.config.messagingApiUrl, timeoutMs: app.config.messagingTimeoutMs, maxBytes: app.config.mediaMaxBytes });
+  const client = createMediaClient({
+    baseUrl: app.config.messagingApiUrl, timeoutMs: app.config.messagingTimeoutMs, maxBytes: app.config.mediaMaxBytes, now: () => app.now().getTime(),
+  });
   const downloads = createMediaDownloads({
     writer: app.writer, repo, client, files, openToken: app.openMessagingToken, now: app.now, log: app.log,
   });

@@ -3,6 +3,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyRequest } from 'fastify';
 import { Type } from '@sinclair/typebox';
 import { errors } from '../../schemas/common';
+import { bearerToken } from '../plugins/auth';
 import { sameSecret } from '../webhooks/signature';
 
 const metrics: FastifyPluginAsyncTypebox = async (app) => {
@@ -10,7 +11,7 @@ const metrics: FastifyPluginAsyncTypebox = async (app) => {
   const adminOnly = app.requireRole('ADMIN');
   // The scraper's token first; anything else (a JWT, a cookie, a wrong token) must be an ADMIN session.
   const scraperOrAdmin = async (request: FastifyRequest) => {
-    const bearer = /^Bearer (.+)$/.exec(request.headers.authorization ?? '')?.[1];
+    const bearer = bearerToken(request.headers.authorization);
     if (metricsToken !== undefined && bearer !== undefined && sameSecret(bearer, metricsToken)) return;
     await adminOnly(request);
   };

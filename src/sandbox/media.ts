@@ -10,7 +10,11 @@ import { reply } from './http';
 import { errorAnswer, freshMediaId, type SandboxRefusal } from './wire';
 
 /** What the sandbox does with the next lookup or download (FIFO per stage); with none queued it answers. */
-export interface MediaBehaviour { stage: 'lookup' | 'download'; delayMs?: number; fail?: SandboxRefusal }
+export interface MediaBehaviour {
+  stage: 'lookup' | 'download'; delayMs?: number; fail?: SandboxRefusal;
+  /** The refusal's Retry-After header, as sent: delta-seconds or an HTTP date. */
+  retryAfter?: string;
+}
 
 export interface StoredMedia { id: string; phoneNumberId: string; bytes: Buffer; mimeType: string; sha256: string; filename?: string; key: string }
 
@@ -41,12 +45,12 @@ export function createMediaStore(closing?: AbortSignal) {
     const [behaviour] = behaviours.splice(at, 1);
     if (behaviour!.delayMs) await sleep(behaviour!.delayMs, undefined, { signal: closing }).catch(() => undefined);
     if (behaviour!.fail === undefined) return response.destroyed;
-    refuse(response, behaviour!.fail);
+    refuse(response, behaviour!.fail, undefined, behaviour!.retryAfter === undefined ? {} : { 'retry-after': behaviour!.retryAfter });
     return true;
   }
-  const refuse = (response: ServerResponse, name: SandboxRefusal, details?: string) => {
+  const refuse = (response: ServerResponse, name: SandboxRefusal, details?: string, headers?: Record<string, string>) => {
     const answer = errorAnswer(name, details);
-    reply(response, answer.status, answer.body);
+    reply(response, answer.status, answer.body, headers);
   };
 
   /** Keeps a file for `phoneNumberId` (an upload, or an inbound message's attachment); `null` names what is wrong. */
