@@ -55,8 +55,12 @@ function settle(id: number, settleWith: (p: Pending) => void): void {
 }
 
 function startThread(): Worker {
-  // The same extension as this file: .ts under the test runner's loader, .js once built.
-  const thread = new Worker(join(__dirname, `conversations-thread${extname(__filename)}`));
+  const entry = join(__dirname, `conversations-thread${extname(__filename)}`);
+  // Built: the .js beside this file. From the TypeScript sources (tests, development) the thread compiles them with
+  // tsx's CommonJS hook, loaded by a CommonJS stub: a parent's loader hooks do not reach worker threads.
+  const thread = extname(entry) === '.ts'
+    ? new Worker(`require(${JSON.stringify(require.resolve('tsx/cjs'))}); require(${JSON.stringify(entry)});`, { eval: true })
+    : new Worker(entry);
   thread.on('message', (reply: ListingReply) => settle(reply.id, (p) => (reply.error
     ? p.reject(rebuilt(reply.error))
     : p.resolve(Buffer.from(reply.bytes!.buffer, reply.bytes!.byteOffset, reply.bytes!.byteLength)))));
