@@ -14,6 +14,8 @@ import { startServer, type Running } from './processes';
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 8);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const MESSAGES = Number(process.env.BENCH_MESSAGES ?? 100_000);
+/** Only the scenarios whose name matches (a regular expression), e.g. BENCH_ONLY=send. */
+const ONLY = new RegExp(process.env.BENCH_ONLY ?? '', 'i');
 const APP_SECRET = 'bench-app-secret';
 
 interface Pair { name: string; target: string; reference: Target; gateway: Target; load: Load }
@@ -123,7 +125,7 @@ async function main(): Promise<void> {
     const gatewayRuns = new Map<string, Result[]>();
     const latencyRuns = new Map<string, Result[]>();
     for (let round = 1; round <= ROUNDS; round++) {
-      for (const pair of pairs) {
+      for (const pair of pairs.filter((p) => ONLY.test(p.name))) {
         process.stderr.write(`round ${round}: ${pair.name}…\n`);
         // Alternate who goes first, so warm-up and database growth do not favour one side.
         const reference = async () => run(pair.reference, referenceLoad(pair));
@@ -132,7 +134,7 @@ async function main(): Promise<void> {
         ratios.set(pair.name, [...(ratios.get(pair.name) ?? []), gw.rps / ref.rps]);
         gatewayRuns.set(pair.name, [...(gatewayRuns.get(pair.name) ?? []), gw]);
       }
-      for (const latency of latencies) {
+      for (const latency of latencies.filter((l) => ONLY.test(l.name))) {
         process.stderr.write(`round ${round}: ${latency.name}…\n`);
         const result = latency.connections === 1 ? await sequential(latency.gateway, SECONDS)
           : await run(latency.gateway, { method: 'GET', connections: latency.connections, seconds: SECONDS });
@@ -141,7 +143,7 @@ async function main(): Promise<void> {
     }
 
     const rows = ['| scenario | target | ratio, median (min–max) | gateway req/s | gateway p50 / p99 ms | non-2xx | met |', '|---|---|---|---|---|---|---|'];
-    for (const pair of pairs) {
+    for (const pair of pairs.filter((p) => ratios.has(p.name))) {
       const values = ratios.get(pair.name)!;
       const runs = gatewayRuns.get(pair.name)!;
       const minimum = Number(/[0-9.]+/.exec(pair.target)?.[0] ?? 0);
@@ -150,7 +152,7 @@ async function main(): Promise<void> {
         + `${median(runs.map((r) => r.p50))} / ${median(runs.map((r) => r.p99))} | ${runs.reduce((a, r) => a + r.errors, 0)} | ${met} |`);
     }
     const latencyRows = ['| listing | target | p50 ms per round | p99 ms per round | met in every round |', '|---|---|---|---|---|'];
-    for (const latency of latencies) {
+    for (const latency of latencies.filter((l) => latencyRuns.has(l.name))) {
       const runs = latencyRuns.get(latency.name)!;
       latencyRows.push(`| ${latency.name} | ${latency.target} | ${runs.map((r) => r.p50.toFixed(1)).join(', ')} | `
         + `${runs.map((r) => r.p99.toFixed(1)).join(', ')} | ${runs.every(latency.check) ? 'yes' : 'NO'} |`);

@@ -22,10 +22,22 @@ export function createUsersRepo(db: DB, tokens: TokenCipher) {
   const sealed = (token: string | null | undefined) => (token ? tokens.seal(token) : token);
   const storedTokens = () => db.select({ id: users.id, token: users.messagingToken }).from(users).where(isNotNull(users.messagingToken)).all();
 
-  const byId = db.select().from(users).where(eq(users.id, sql.placeholder('id'))).prepare();
-  const byEmail = db.select().from(users).where(eq(users.email, sql.placeholder('email'))).prepare();
-  // Every webhook callback routes by it.
-  const byPhoneNumberId = db.select().from(users).where(eq(users.messagingPhoneNumberId, sql.placeholder('phoneNumberId'))).prepare();
+  // Every authenticated request reads its user, every webhook callback routes by phone number id: plain prepared
+  // statements whose rows are UserRows once is_active is a boolean (Drizzle's row mapping cost more than the query).
+  const userBy = (column: string) => {
+    const statement = db.$client.prepare<[unknown], UserRow>(`SELECT id, email, password_hash AS passwordHash, sso_id AS ssoId, role,
+      is_active AS isActive, messaging_token AS messagingToken, messaging_phone_number_id AS messagingPhoneNumberId,
+      monthly_credits AS monthlyCredits, token_version AS tokenVersion, created_at AS createdAt, updated_at AS updatedAt
+      FROM users WHERE ${column} = ?`);
+    return (key: unknown): UserRow | undefined => {
+      const row = statement.get(key);
+      if (row) row.isActive = Boolean(row.isActive);
+      return row;
+    };
+  };
+  const byId = userBy('id');
+  const byEmail = userBy('email');
+  const byPhoneNumberId = userBy('messaging_phone_number_id');
   const otherActiveAdmins = db.select({ n: count() }).from(users)
     .where(and(eq(users.role, 'ADMIN'), eq(users.isActive, true), ne(users.id, sql.placeholder('id')))).prepare();
 
@@ -48,9 +60,9 @@ export function createUsersRepo(db: DB, tokens: TokenCipher) {
   }
 
   return {
-    findById: (id: number): UserRow | undefined => byId.get({ id }),
-    findByEmail: (email: string): UserRow | undefined => byEmail.get({ email: email.toLowerCase() }),
-    findByPhoneNumberId: (phoneNumberId: string): UserRow | undefined => byPhoneNumberId.get({ phoneNumberId }),
+    findById: (id: number): UserRow | undefined => byId(id),
+    findByEmail: (email: string): UserRow | undefined => byEmail(email.toLowerCase()),
+    findByPhoneNumberId: (phoneNumberId: string): UserRow | undefined => byPhoneNumberId(phoneNumberId),
     countAdmins: (): number => db.select({ n: count() }).from(users).where(eq(users.role, 'ADMIN')).get()?.n ?? 0,
 
     create(fields: NewUser, now: Date): WriteResult {
@@ -72,7 +84,7 @@ export function createUsersRepo(db: DB, tokens: TokenCipher) {
       if (changes.passwordHash !== undefined) set.tokenVersion = sql`${users.tokenVersion} + 1`;
       let lastAdmin = false;
       const result = write(() => inTransaction(db, () => {
-        const before = byId.get({ id });
+        const before = byId(id);
         if (!before) return undefined;
         lastAdmin = removesLastAdmin(before, { role: changes.role ?? before.role, isActive: changes.isActive ?? before.isActive });
         if (lastAdmin) return undefined;
@@ -98,7 +110,7 @@ export function createUsersRepo(db: DB, tokens: TokenCipher) {
      * last active ADMIN stays, decided in the deleting transaction.
      */
     delete: (id: number): DeleteResult => inTransaction(db, () => {
-      const before = byId.get({ id });
+      const before = byId(id);
       if (!before) return 'not_found';
       if (removesLastAdmin(before, { role: 'CLIENT', isActive: false })) return 'last_admin';
       db.delete(users).where(eq(users.id, id)).run();

@@ -35,6 +35,9 @@ declare module 'fastify' {
   }
 }
 
+/** Opened messaging tokens kept in memory: several times the users a gateway serves. */
+const OPENED_TOKENS_KEPT = 1000;
+
 export default fp(async function database(app: FastifyInstance, options: { path: string; tokenKey?: string }) {
   const db = openDatabase(options.path);
   for (const entry of openToOthers(options.path)) {
@@ -51,8 +54,16 @@ export default fp(async function database(app: FastifyInstance, options: { path:
   }
   const warned = new Set<number>();
   app.decorate('tokenCipher', tokenCipher);
+  // Opened tokens by their sealed form (a changed token is a new entry): a send does not decrypt again.
+  const opened = new Map<string, string>();
   app.decorate('openMessagingToken', (sealed: string, userId: number) => {
+    const known = opened.get(sealed);
+    if (known !== undefined) return known;
     const token = tokenCipher.open(sealed);
+    if (token !== undefined) {
+      if (opened.size >= OPENED_TOKENS_KEPT) opened.clear();
+      opened.set(sealed, token);
+    }
     if (token === undefined && !warned.has(userId)) {
       warned.add(userId);
       app.log.error({ userId }, 'This user\'s messaging token cannot be decrypted with the current key: restore the previous key, or set the user\'s messaging_token again');
