@@ -1,7 +1,9 @@
 // Seeds a benchmark database: an admin and client users with many conversations and messages,
 // and outbound messages whose wamids the status-callback scenario moves along.
 import { openDatabase, type DB } from '../src/db/client';
+import { createMessagesRepo } from '../src/db/messages-repo';
 import { createUsersRepo } from '../src/db/users-repo';
+import { listedMessageJson } from '../src/services/message-json';
 import { hashPassword } from '../src/services/passwords';
 import { createTokenCipher, resolveTokenKey } from '../src/token-cipher';
 
@@ -58,6 +60,9 @@ export async function seed(path: string, specs: UserSpec[]): Promise<Seeded[]> {
     const wamids = seedMessages(db, created.user.id, spec, now.getTime());
     return { id: created.user.id, phoneNumberId: spec.phoneNumberId, token: spec.token, wamids, contacts: spec.contacts };
   });
+  // Each message's listed JSON, as the gateway renders it when it stores a message: the gateway starts on a database
+  // it could have written itself, not on a one-time backfill of 100,000 messages.
+  createMessagesRepo(db, listedMessageJson).fillListedJson();
   db.$client.close();
   return seeded;
 }

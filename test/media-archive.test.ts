@@ -6,6 +6,8 @@ import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import t from 'tap';
 import { buildApp } from '../src/app';
+import { createMediaDownloads } from '../src/jobs/media-downloads';
+import { createMediaClient } from '../src/messaging/media';
 import type { Config } from '../src/config';
 import { bearer, createAdmin, createUser } from './helper';
 import { png } from './fixtures/png';
@@ -276,4 +278,27 @@ t.test('retention deletes aged messages with their files; deleting a user delete
   const deleted = await ctx.app.inject({ method: 'DELETE', url: `/api/user/delete/${ctx.user.id}`, headers: bearer(ctx.app, admin) });
   t.equal(deleted.statusCode, 204);
   t.same(ctx.app.mediaFiles.list(), { stored: [], parts: [] }, "the user's files went with it");
+});
+
+t.test('while live traffic keeps the gateway busy, downloads start one at a time; at full speed again once it is quiet', async (t) => {
+  const ctx = await archive(t);
+  // The app's own worker stays out of the way: this test drives a second one over the same queue.
+  await ctx.app.mediaDownloads.stop();
+  ctx.sandbox.media.enqueue({ stage: 'download', delayMs: 60_000 }, { stage: 'download', delayMs: 60_000 });
+  await ctx.inbound({ type: 'image', data: b64(png(2, 2)), mime_type: 'image/png' });
+  await ctx.inbound({ type: 'image', data: b64(png(2, 3)), mime_type: 'image/png' });
+  let busy = true;
+  const { config } = ctx.app;
+  const worker = createMediaDownloads({
+    writer: ctx.app.writer, repo: ctx.app.mediaRepo, files: ctx.app.mediaFiles, openToken: ctx.app.openMessagingToken,
+    client: createMediaClient({ baseUrl: config.messagingApiUrl, timeoutMs: config.messagingTimeoutMs, maxBytes: config.mediaMaxBytes }),
+    now: () => new Date(ctx.now()), log: ctx.app.log, concurrency: 2, busy: () => busy,
+  });
+  t.teardown(() => worker.stop());
+  worker.tick();
+  worker.tick();
+  t.equal(worker.stats().active, 1, 'busy: one download started, the second waits although a slot is free');
+  busy = false;
+  worker.tick();
+  t.equal(worker.stats().active, 2, 'quiet: the free slot is used');
 });

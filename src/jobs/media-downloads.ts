@@ -19,6 +19,8 @@ export interface MediaDownloadsDeps {
   log: { info: LogFn; warn: LogFn; error: LogFn };
   concurrency?: number;
   pollMs?: number;
+  /** Whether live traffic keeps the gateway busy now: then downloads wait (see `idleWaitMs`). */
+  busy?: () => boolean;
 }
 
 /** First retry within seconds, then doubling up to an hour; given up 24 h after the first attempt. */
@@ -26,6 +28,8 @@ const RETRY_BASE_MS = 2_000;
 const RETRY_MAX_MS = 3_600_000;
 export const GIVE_UP_MS = 24 * 3_600_000;
 const POLL_MS = 1_000;
+/** While the gateway is busy, a download still starts this often: the queue never stops for good. */
+const BUSY_START_EVERY_MS = 2_000;
 
 /** Equal jitter: the wait before attempt n + 1 lies between half and all of base × 2^(n-1) (capped). */
 export function retryDelayMs(failures: number): number {
@@ -39,6 +43,7 @@ export function createMediaDownloads(deps: MediaDownloadsDeps) {
   let stopped = false;
   let timer: NodeJS.Timeout | undefined;
   let downloads = { stored: 0, failed: 0, retried: 0 };
+  let startedAt = -Infinity;
 
   async function retryOrGiveUp(id: number, first: number | null, failures: number, detail: string, retryAfterMs = 0): Promise<void> {
     const at = deps.now().getTime();
@@ -92,9 +97,11 @@ export function createMediaDownloads(deps: MediaDownloadsDeps) {
     active.set(job.messageId, { controller, done });
   }
 
-  /** Starts due downloads while slots are free. */
+  /** Starts due downloads while slots are free; under live traffic, at most one every BUSY_START_EVERY_MS. */
   function tick(): void {
     if (stopped || active.size >= concurrency) return;
+    const busy = deps.busy?.() ?? false;
+    if (busy && Date.now() - startedAt < BUSY_START_EVERY_MS) return;
     let due;
     try {
       due = deps.repo.due(deps.now().getTime(), concurrency + active.size);
@@ -102,9 +109,11 @@ export function createMediaDownloads(deps: MediaDownloadsDeps) {
       deps.log.error({ err: error }, 'media download queue unreadable; tried again shortly');
       return;
     }
-    for (const job of due) {
+    for (const job of busy ? due.slice(0, 1) : due) {
       if (active.size >= concurrency) break;
-      if (!active.has(job.messageId)) launch(job);
+      if (active.has(job.messageId)) continue;
+      startedAt = Date.now();
+      launch(job);
     }
   }
 

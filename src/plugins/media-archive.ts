@@ -4,6 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import { createMediaRepo, type MediaRepo } from '../db/media-repo';
 import { createMediaDownloads, type MediaDownloads } from '../jobs/media-downloads';
+import { createLoadMonitor } from '../load-monitor';
 import { createMediaFiles, type MediaFiles } from '../media-files';
 import { createMediaClient } from '../messaging/media';
 import { listedMessageJson } from '../services/message-json';
@@ -22,18 +23,23 @@ export default fp(async function mediaArchive(app: FastifyInstance) {
   const client = createMediaClient({
     baseUrl: app.config.messagingApiUrl, timeoutMs: app.config.messagingTimeoutMs, maxBytes: app.config.mediaMaxBytes, now: () => app.now().getTime(),
   });
+  const load = createLoadMonitor();
   const downloads = createMediaDownloads({
     writer: app.writer, repo, client, files, openToken: app.openMessagingToken, now: app.now, log: app.log,
+    // Archiving can wait for a quiet moment; sends, callbacks and listings cannot.
+    busy: () => load.busy() || app.conversationsReader.busy(),
   });
   app.decorate('mediaFiles', files);
   app.decorate('mediaRepo', repo);
   app.decorate('mediaDownloads', downloads);
   // onListen, not onReady: an app only injected into (tests, scripts) downloads nothing by itself.
   app.addHook('onListen', async () => {
+    load.start();
     downloads.start();
   });
   // Registered after the database, so this runs before it closes.
   app.addHook('onClose', async () => {
+    load.stop();
     await downloads.stop();
     await client.close();
   });

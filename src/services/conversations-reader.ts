@@ -23,6 +23,8 @@ interface Pending { databasePath: string; resolve: (bytes: Buffer) => void; reje
 export interface ConversationsReader {
   /** The answer of GET /api/user/{id}/conversations as UTF-8 JSON. */
   list(userId: number, query: ConversationsQuery, now: Date): Promise<Buffer>;
+  /** Whether a listing is under way now (of any database of this process). */
+  busy(): boolean;
   /** Waits for this database's listings under way, then lets the thread close its connection. */
   close(): Promise<void>;
 }
@@ -58,9 +60,12 @@ function startThread(): Worker {
   const entry = join(__dirname, `conversations-thread${extname(__filename)}`);
   // Built: the .js beside this file. From the TypeScript sources (tests, development) the thread compiles them with
   // tsx's CommonJS hook, loaded by a CommonJS stub: a parent's loader hooks do not reach worker threads.
+  // A listing's garbage is mostly its answer's bytes (outside the JS heap): a small young generation keeps the thread's
+  // memory low without more collections of note.
+  const resourceLimits = { maxYoungGenerationSizeMb: 8 };
   const thread = extname(entry) === '.ts'
-    ? new Worker(`require(${JSON.stringify(require.resolve('tsx/cjs'))}); require(${JSON.stringify(entry)});`, { eval: true })
-    : new Worker(entry);
+    ? new Worker(`require(${JSON.stringify(require.resolve('tsx/cjs'))}); require(${JSON.stringify(entry)});`, { eval: true, resourceLimits })
+    : new Worker(entry, { resourceLimits });
   thread.on('message', (reply: ListingReply) => settle(reply.id, (p) => (reply.error
     ? p.reject(rebuilt(reply.error))
     : p.resolve(Buffer.from(reply.bytes!.buffer, reply.bytes!.byteOffset, reply.bytes!.byteLength)))));
@@ -78,6 +83,7 @@ export function createConversationsReader(databasePath: string, timeZone: string
   if (databasePath === ':memory:') {
     return {
       list: async (userId, query, now) => listConversationsJson(inline, userId, query, now, timeZone),
+      busy: () => false,
       close: async () => undefined,
     };
   }
@@ -91,6 +97,7 @@ export function createConversationsReader(databasePath: string, timeZone: string
       thread.postMessage({ kind: 'list', id, databasePath, userId, query, now: now.getTime(), timeZone } satisfies ThreadRequest);
       return answer;
     },
+    busy: () => pending.size > 0,
     async close() {
       if (busyWith(databasePath)) await new Promise<void>((resolve) => drainWaiters.set(databasePath, [...drainWaiters.get(databasePath) ?? [], resolve]));
       worker?.postMessage({ kind: 'close', databasePath } satisfies ThreadRequest);
