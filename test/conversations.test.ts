@@ -5,6 +5,7 @@ import addFormats from 'ajv-formats';
 import type { App } from '../src/app';
 import { ConversationList } from '../schemas/conversations';
 import { isoUtc } from '../src/services/iso-utc';
+import { SLOT_BYTES, SLOTS } from '../src/services/conversations-reader';
 import { bearer, buildTestApp, createAdmin, createUser } from './helper';
 import { inbound, iso, outbound } from './fixtures/conversations';
 
@@ -296,4 +297,27 @@ t.test('the fast ISO formatter writes what Date does', async (t) => {
   for (let i = 0; i < 2000; i++) samples.push(Math.floor(Math.random() * 4_102_444_800_000));
   const wrong = samples.filter((ms) => isoUtc(ms) !== new Date(ms).toISOString());
   t.same(wrong, []);
+});
+
+t.test('listings at once beyond the answer slots, and answers bigger than a slot, each come back whole and right', async (t) => {
+  const { app, ana, ben } = await setup(t);
+  const long = 'x'.repeat(1200);
+  app.db.$client.transaction(() => {
+    // About 2.9 MB of answer: more than one slot holds, so it crosses the thread as bytes of its own.
+    for (let c = 0; c < 11; c++) {
+      for (let i = 0; i < 200; i++) inbound(app, ana.id, { from: `${200000 + c}`, at: NOW - (c + 1) * 1000 * MIN + i * MIN, text: `${long}${c}.${i}` });
+    }
+    for (let c = 0; c < 3; c++) inbound(app, ben.id, { from: `${300000 + c}`, at: NOW - c * MIN, text: `ben ${c}` });
+  })();
+  const one = async (user: typeof ana) => (await get(app, user.id, '?limit=50', bearer(app, user))).body;
+  const [bigAlone, smallAlone] = [await one(ana), await one(ben)];
+  t.ok(Buffer.byteLength(bigAlone) > SLOT_BYTES, 'bigger than a slot');
+  t.equal(JSON.parse(bigAlone).length, 11);
+  t.equal(JSON.parse(smallAlone).length, 3);
+  // Twice as many at once as there are slots, big and small mixed: none sees another's bytes.
+  const users = Array.from({ length: 2 * SLOTS + 2 }, (_, i) => (i % 3 === 0 ? ana : ben));
+  const bodies = await Promise.all(users.map(one));
+  bodies.forEach((body, i) => t.equal(body, users[i] === ana ? bigAlone : smallAlone, `listing ${i}`));
+  // And the slots are free again: the same once more.
+  t.same(await Promise.all(users.map(one)), bodies);
 });

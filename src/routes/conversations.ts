@@ -18,9 +18,10 @@ const conversations: FastifyPluginAsyncTypebox = async (app) => {
       querystring: ConversationsQuery,
       response: { 200: ConversationList, ...errors(400, 401, 403, 404) },
     },
-    // The answer leaves the service as JSON text joined from each message's stored JSON: the schema documents it
-    // (and the tests validate answers against it), no serializer is compiled from it.
-    serializerCompiler: () => (data) => JSON.stringify(data),
+    // The answer leaves the service as JSON bytes joined from each message's stored JSON: the schema documents it
+    // (and the tests validate answers against it), no serializer is compiled from it. Bytes pass as they are (Fastify
+    // would serialise a buffer over shared memory, which it does not take for bytes).
+    serializerCompiler: () => (data) => (Buffer.isBuffer(data) ? data as unknown as string : JSON.stringify(data)),
   }, async (request, reply) => {
     const caller = request.currentUser!;
     const { id } = request.params;
@@ -28,8 +29,10 @@ const conversations: FastifyPluginAsyncTypebox = async (app) => {
     if (caller.id !== id && caller.role !== 'ADMIN') throw forbidden('You may only read your own conversations');
     if (!app.usersRepo.findById(id)) throw userNotFound();
     // Bytes are sent as they are.
-    const body = await app.conversationsReader.list(id, request.query, app.now());
-    return reply.type('application/json; charset=utf-8').send(body as never);
+    const listing = await app.conversationsReader.list(id, request.query, app.now());
+    // The answer's memory is reused once the response is over (sent, or the client went away).
+    reply.raw.once('close', listing.done);
+    return reply.type('application/json; charset=utf-8').send(listing.bytes as never);
   });
 };
 export default conversations;

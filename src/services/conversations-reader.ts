@@ -2,6 +2,11 @@
 // (conversations-thread.ts). One thread per process, started at the first listing (and again if it dies), with a
 // connection per database; it keeps the process alive only while listings are under way. An in-memory database
 // has no second connection: there the listing runs in-line.
+//
+// Answers come back in slots of one shared buffer, sent from there and freed once the response is done: a listing
+// allocates no memory of its own for its answer in either thread (large per-answer buffers fragmented both threads'
+// heaps and kept the main thread's garbage collector busy). An answer with no free slot, or too big for one, moves
+// across as a buffer of its own.
 import { extname, join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import type { ConversationsQuery } from '../../schemas/conversations';
@@ -9,20 +14,32 @@ import type { ConversationsRepo } from '../db/conversations-repo';
 import { AppError } from '../errors';
 import { listConversationsJson } from './conversations';
 
+/** Answer slots: a few listings in flight at once, each up to the largest answer (5,000 messages) in most cases. */
+export const SLOTS = 4;
+export const SLOT_BYTES = 2 * 1024 * 1024;
+
 export type ThreadRequest =
-  | { kind: 'list'; id: number; databasePath: string; userId: number; query: ConversationsQuery; now: number; timeZone: string }
+  | { kind: 'list'; id: number; databasePath: string; userId: number; query: ConversationsQuery; now: number; timeZone: string;
+    /** The slot to write the answer into; -1: none free. */
+    slot: number }
   /** The app closes: the thread closes its connection to this database. */
   | { kind: 'close'; databasePath: string };
 export interface ListingReply {
   id: number;
+  /** The answer's length in its slot, when it was written there. */
+  length?: number;
+  /** The answer, when it did not go into the slot. */
   bytes?: Uint8Array;
   error?: { name: string; message: string; code: string | undefined; statusCode: number | undefined } | undefined;
 }
-interface Pending { databasePath: string; resolve: (bytes: Buffer) => void; reject: (error: unknown) => void }
+
+/** A listing's answer; `done` frees what holds it once it has been sent (or the response ended otherwise). */
+export interface Listing { bytes: Buffer; done: () => void }
+interface Pending { databasePath: string; slot: number; resolve: (listing: Listing) => void; reject: (error: unknown) => void }
 
 export interface ConversationsReader {
   /** The answer of GET /api/user/{id}/conversations as UTF-8 JSON. */
-  list(userId: number, query: ConversationsQuery, now: Date): Promise<Buffer>;
+  list(userId: number, query: ConversationsQuery, now: Date): Promise<Listing>;
   /** Whether a listing is under way now (of any database of this process). */
   busy(): boolean;
   /** Waits for this database's listings under way, then lets the thread close its connection. */
@@ -37,12 +54,16 @@ function rebuilt(error: NonNullable<ListingReply['error']>): Error {
   return Object.assign(new Error(error.message), { name: error.name, code: error.code });
 }
 
+const slab = new SharedArrayBuffer(SLOTS * SLOT_BYTES);
+const freeSlots = Array.from({ length: SLOTS }, (_, i) => i);
 const pending = new Map<number, Pending>();
 const drainWaiters = new Map<string, (() => void)[]>();
 let nextId = 0;
 let worker: Worker | undefined;
 
 const busyWith = (databasePath: string) => [...pending.values()].some((p) => p.databasePath === databasePath);
+const freeSlot = (slot: number) => void (slot >= 0 && freeSlots.push(slot));
+const noop = () => undefined;
 
 function settle(id: number, settleWith: (p: Pending) => void): void {
   const entry = pending.get(id);
@@ -56,23 +77,43 @@ function settle(id: number, settleWith: (p: Pending) => void): void {
   }
 }
 
+/** The answer of a reply: a view of its slot (freed by `done`, once), or its own bytes (the slot, if any, freed now). */
+function listingOf(reply: ListingReply, slot: number): Listing {
+  if (reply.length !== undefined) {
+    let freed = false;
+    return { bytes: Buffer.from(slab, slot * SLOT_BYTES, reply.length), done: () => void (!freed && (freed = true) && freeSlot(slot)) };
+  }
+  freeSlot(slot);
+  return { bytes: Buffer.from(reply.bytes!.buffer, reply.bytes!.byteOffset, reply.bytes!.byteLength), done: noop };
+}
+
 function startThread(): Worker {
   const entry = join(__dirname, `conversations-thread${extname(__filename)}`);
-  // Built: the .js beside this file. From the TypeScript sources (tests, development) the thread compiles them with
-  // tsx's CommonJS hook, loaded by a CommonJS stub: a parent's loader hooks do not reach worker threads.
   // A listing's garbage is mostly its answer's bytes (outside the JS heap): a small young generation keeps the thread's
   // memory low without more collections of note.
-  const resourceLimits = { maxYoungGenerationSizeMb: 8 };
+  const options = { workerData: { slab }, resourceLimits: { maxYoungGenerationSizeMb: 8 } };
+  // Built: the .js beside this file. From the TypeScript sources (tests, development) the thread compiles them with
+  // tsx's CommonJS hook, loaded by a CommonJS stub: a parent's loader hooks do not reach worker threads.
   const thread = extname(entry) === '.ts'
-    ? new Worker(`require(${JSON.stringify(require.resolve('tsx/cjs'))}); require(${JSON.stringify(entry)});`, { eval: true, resourceLimits })
-    : new Worker(entry, { resourceLimits });
-  thread.on('message', (reply: ListingReply) => settle(reply.id, (p) => (reply.error
-    ? p.reject(rebuilt(reply.error))
-    : p.resolve(Buffer.from(reply.bytes!.buffer, reply.bytes!.byteOffset, reply.bytes!.byteLength)))));
+    ? new Worker(`require(${JSON.stringify(require.resolve('tsx/cjs'))}); require(${JSON.stringify(entry)});`, { ...options, eval: true })
+    : new Worker(entry, options);
+  thread.on('message', (reply: ListingReply) => settle(reply.id, (p) => {
+    if (reply.error) {
+      freeSlot(p.slot);
+      p.reject(rebuilt(reply.error));
+    } else {
+      p.resolve(listingOf(reply, p.slot));
+    }
+  }));
   // A thread that died takes its listings with it; the next listing starts a new one.
   const lost = (error: unknown) => {
     if (worker === thread) worker = undefined;
-    for (const id of [...pending.keys()]) settle(id, (p) => p.reject(error));
+    for (const id of [...pending.keys()]) {
+      settle(id, (p) => {
+        freeSlot(p.slot);
+        p.reject(error);
+      });
+    }
   };
   thread.on('error', lost);
   thread.on('exit', (code) => lost(new Error(`the listing thread stopped (exit code ${code})`)));
@@ -82,7 +123,7 @@ function startThread(): Worker {
 export function createConversationsReader(databasePath: string, timeZone: string, inline: ConversationsRepo): ConversationsReader {
   if (databasePath === ':memory:') {
     return {
-      list: async (userId, query, now) => listConversationsJson(inline, userId, query, now, timeZone),
+      list: async (userId, query, now) => ({ bytes: listConversationsJson(inline, userId, query, now, timeZone), done: noop }),
       busy: () => false,
       close: async () => undefined,
     };
@@ -93,8 +134,9 @@ export function createConversationsReader(databasePath: string, timeZone: string
       // Only a thread with listings under way keeps the process alive.
       if (pending.size === 0) thread.ref();
       const id = nextId++;
-      const answer = new Promise<Buffer>((resolve, reject) => pending.set(id, { databasePath, resolve, reject }));
-      thread.postMessage({ kind: 'list', id, databasePath, userId, query, now: now.getTime(), timeZone } satisfies ThreadRequest);
+      const slot = freeSlots.pop() ?? -1;
+      const answer = new Promise<Listing>((resolve, reject) => pending.set(id, { databasePath, slot, resolve, reject }));
+      thread.postMessage({ kind: 'list', id, databasePath, userId, query, now: now.getTime(), timeZone, slot } satisfies ThreadRequest);
       return answer;
     },
     busy: () => pending.size > 0,

@@ -1,13 +1,15 @@
 // The worker thread that answers conversation listings on read-only connections of its own, so that a listing
 // never holds the event loop that serves sends and callbacks (and puts the second core to work).
-import { parentPort } from 'node:worker_threads';
+import { parentPort, workerData } from 'node:worker_threads';
 import { createConversationsRepo, type ConversationsRepo } from '../db/conversations-repo';
 import { openReadOnly, type DB } from '../db/client';
-import type { ListingReply, ThreadRequest } from './conversations-reader';
-import { listConversationsJson } from './conversations';
+import { SLOT_BYTES, type ListingReply, type ThreadRequest } from './conversations-reader';
+import { listConversationsPieces } from './conversations';
 import { listedMessageJson } from './message-json';
 
 const port = parentPort!;
+/** The answer slots shared with the main thread (see conversations-reader.ts). */
+const slab = Buffer.from((workerData as { slab: SharedArrayBuffer }).slab);
 const open = new Map<string, { db: DB; repo: ConversationsRepo }>();
 
 function repoFor(databasePath: string): ConversationsRepo {
@@ -36,10 +38,18 @@ port.on('message', (request: ThreadRequest) => {
   let reply: ListingReply;
   let transfer: ArrayBuffer[] = [];
   try {
-    const bytes = listConversationsJson(repoFor(request.databasePath), request.userId, request.query, new Date(request.now), request.timeZone);
-    reply = { id: request.id, bytes };
-    // A buffer of its own moves without a copy; a small one shares Node's pool and is copied.
-    if (bytes.byteOffset === 0 && bytes.buffer.byteLength === bytes.length) transfer = [bytes.buffer as ArrayBuffer];
+    const pieces = listConversationsPieces(repoFor(request.databasePath), request.userId, request.query, new Date(request.now), request.timeZone);
+    const length = pieces.reduce((sum, piece) => sum + piece.length, 0);
+    if (request.slot >= 0 && length <= SLOT_BYTES) {
+      let at = request.slot * SLOT_BYTES;
+      for (const piece of pieces) at += piece.copy(slab, at);
+      reply = { id: request.id, length };
+    } else {
+      const bytes = Buffer.concat(pieces, length);
+      reply = { id: request.id, bytes };
+      // A buffer of its own moves without a copy; a small one shares Node's pool and is copied.
+      if (bytes.byteOffset === 0 && bytes.buffer.byteLength === bytes.length) transfer = [bytes.buffer as ArrayBuffer];
+    }
   } catch (error) {
     reply = { id: request.id, error: errorReply(error) };
   }

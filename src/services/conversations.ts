@@ -59,6 +59,11 @@ export function withMessages(repo: ConversationsRepo, q: MessageQuery, summary: 
 
 /** GET /api/user/{id}/conversations: the page of conversations, newest first, as the UTF-8 JSON of the answer. */
 export function listConversationsJson(repo: ConversationsRepo, userId: number, query: ConversationsQuery, now: Date, timeZone: string): Buffer {
+  return Buffer.concat(listConversationsPieces(repo, userId, query, now, timeZone));
+}
+
+/** The same answer in the pieces it is joined from (a caller with its own buffer copies them there). */
+export function listConversationsPieces(repo: ConversationsRepo, userId: number, query: ConversationsQuery, now: Date, timeZone: string): Buffer[] {
   const q = messageQuery(userId, query, now, timeZone);
   const before = query.before === undefined ? undefined : Date.parse(query.before);
   // The format check lets through what Date cannot hold, such as a leap second.
@@ -69,5 +74,5 @@ export function listConversationsJson(repo: ConversationsRepo, userId: number, q
     pieces.push(...conversationJson(repo, q, s));
   });
   pieces.push(END);
-  return Buffer.concat(pieces);
+  return pieces;
 }
