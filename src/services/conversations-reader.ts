@@ -13,29 +13,11 @@ import type { ConversationsQuery } from '../../schemas/conversations';
 import type { ConversationsRepo } from '../db/conversations-repo';
 import { AppError } from '../errors';
 import { listConversationsJson } from './conversations';
-
-/** Answer slots: a few listings in flight at once, each up to the largest answer (5,000 messages) in most cases. */
-export const SLOTS = 4;
-export const SLOT_BYTES = 2 * 1024 * 1024;
-
-export type ThreadRequest =
-  | { kind: 'list'; id: number; databasePath: string; userId: number; query: ConversationsQuery; now: number; timeZone: string;
-    /** The slot to write the answer into; -1: none free. */
-    slot: number }
-  /** The app closes: the thread closes its connection to this database. */
-  | { kind: 'close'; databasePath: string };
-export interface ListingReply {
-  id: number;
-  /** The answer's length in its slot, when it was written there. */
-  length?: number;
-  /** The answer, when it did not go into the slot. */
-  bytes?: Uint8Array;
-  error?: { name: string; message: string; code: string | undefined; statusCode: number | undefined } | undefined;
-}
+import { SLOT_BYTES, SLOTS, type ListingReply, type ThreadRequest } from './listing-protocol';
 
 /** A listing's answer; `done` frees what holds it once it has been sent (or the response ended otherwise). */
 export interface Listing { bytes: Buffer; done: () => void }
-interface Pending { databasePath: string; slot: number; resolve: (listing: Listing) => void; reject: (error: unknown) => void }
+interface Pending { databasePath: string; resolve: (listing: Listing) => void; reject: (error: unknown) => void }
 
 export interface ConversationsReader {
   /** The answer of GET /api/user/{id}/conversations as UTF-8 JSON. */
@@ -54,15 +36,21 @@ function rebuilt(error: NonNullable<ListingReply['error']>): Error {
   return Object.assign(new Error(error.message), { name: error.name, code: error.code });
 }
 
+/** The slots' bytes, and their states: 0 free, 1 taken (claimed by the thread with an atomic exchange, freed here). */
 const slab = new SharedArrayBuffer(SLOTS * SLOT_BYTES);
-const freeSlots = Array.from({ length: SLOTS }, (_, i) => i);
+const slotStates = new Int32Array(new SharedArrayBuffer(SLOTS * Int32Array.BYTES_PER_ELEMENT));
 const pending = new Map<number, Pending>();
 const drainWaiters = new Map<string, (() => void)[]>();
 let nextId = 0;
 let worker: Worker | undefined;
 
 const busyWith = (databasePath: string) => [...pending.values()].some((p) => p.databasePath === databasePath);
-const freeSlot = (slot: number) => void (slot >= 0 && freeSlots.push(slot));
+/** Slots whose answer a response is sending. */
+const held = new Set<number>();
+function freeSlot(slot: number): void {
+  held.delete(slot);
+  Atomics.store(slotStates, slot, 0);
+}
 const noop = () => undefined;
 
 function settle(id: number, settleWith: (p: Pending) => void): void {
@@ -77,13 +65,19 @@ function settle(id: number, settleWith: (p: Pending) => void): void {
   }
 }
 
-/** The answer of a reply: a view of its slot (freed by `done`, once), or its own bytes (the slot, if any, freed now). */
-function listingOf(reply: ListingReply, slot: number): Listing {
-  if (reply.length !== undefined) {
+/** The answer of a reply: a view of its slot (freed by `done`, once), or its own bytes. */
+function listingOf(reply: ListingReply): Listing {
+  const { slot, length } = reply;
+  if (slot !== undefined && length !== undefined) {
+    held.add(slot);
     let freed = false;
-    return { bytes: Buffer.from(slab, slot * SLOT_BYTES, reply.length), done: () => void (!freed && (freed = true) && freeSlot(slot)) };
+    const done = () => {
+      if (freed) return;
+      freed = true;
+      freeSlot(slot);
+    };
+    return { bytes: Buffer.from(slab, slot * SLOT_BYTES, length), done };
   }
-  freeSlot(slot);
   return { bytes: Buffer.from(reply.bytes!.buffer, reply.bytes!.byteOffset, reply.bytes!.byteLength), done: noop };
 }
 
@@ -91,29 +85,22 @@ function startThread(): Worker {
   const entry = join(__dirname, `conversations-thread${extname(__filename)}`);
   // A listing's garbage is mostly its answer's bytes (outside the JS heap): a small young generation keeps the thread's
   // memory low without more collections of note.
-  const options = { workerData: { slab }, resourceLimits: { maxYoungGenerationSizeMb: 8 } };
+  const options = { workerData: { slab, slotStates }, resourceLimits: { maxYoungGenerationSizeMb: 8 } };
   // Built: the .js beside this file. From the TypeScript sources (tests, development) the thread compiles them with
   // tsx's CommonJS hook, loaded by a CommonJS stub: a parent's loader hooks do not reach worker threads.
   const thread = extname(entry) === '.ts'
     ? new Worker(`require(${JSON.stringify(require.resolve('tsx/cjs'))}); require(${JSON.stringify(entry)});`, { ...options, eval: true })
     : new Worker(entry, options);
   thread.on('message', (reply: ListingReply) => settle(reply.id, (p) => {
-    if (reply.error) {
-      freeSlot(p.slot);
-      p.reject(rebuilt(reply.error));
-    } else {
-      p.resolve(listingOf(reply, p.slot));
-    }
+    if (reply.error) p.reject(rebuilt(reply.error));
+    else p.resolve(listingOf(reply));
   }));
   // A thread that died takes its listings with it; the next listing starts a new one.
   const lost = (error: unknown) => {
     if (worker === thread) worker = undefined;
-    for (const id of [...pending.keys()]) {
-      settle(id, (p) => {
-        freeSlot(p.slot);
-        p.reject(error);
-      });
-    }
+    for (const id of [...pending.keys()]) settle(id, (p) => p.reject(error));
+    // What it had claimed for answers never delivered is free again.
+    for (let slot = 0; slot < SLOTS; slot++) if (!held.has(slot)) freeSlot(slot);
   };
   thread.on('error', lost);
   thread.on('exit', (code) => lost(new Error(`the listing thread stopped (exit code ${code})`)));
@@ -134,9 +121,8 @@ export function createConversationsReader(databasePath: string, timeZone: string
       // Only a thread with listings under way keeps the process alive.
       if (pending.size === 0) thread.ref();
       const id = nextId++;
-      const slot = freeSlots.pop() ?? -1;
-      const answer = new Promise<Listing>((resolve, reject) => pending.set(id, { databasePath, slot, resolve, reject }));
-      thread.postMessage({ kind: 'list', id, databasePath, userId, query, now: now.getTime(), timeZone, slot } satisfies ThreadRequest);
+      const answer = new Promise<Listing>((resolve, reject) => pending.set(id, { databasePath, resolve, reject }));
+      thread.postMessage({ kind: 'list', id, databasePath, userId, query, now: now.getTime(), timeZone } satisfies ThreadRequest);
       return answer;
     },
     busy: () => pending.size > 0,

@@ -3,13 +3,20 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { createConversationsRepo, type ConversationsRepo } from '../db/conversations-repo';
 import { openReadOnly, type DB } from '../db/client';
-import { SLOT_BYTES, type ListingReply, type ThreadRequest } from './conversations-reader';
+import { SLOT_BYTES, SLOTS, type ListingReply, type ThreadRequest } from './listing-protocol';
 import { listConversationsPieces } from './conversations';
 import { listedMessageJson } from './message-json';
 
 const port = parentPort!;
-/** The answer slots shared with the main thread (see conversations-reader.ts). */
-const slab = Buffer.from((workerData as { slab: SharedArrayBuffer }).slab);
+/** The answer slots shared with the main thread, and their states (see conversations-reader.ts). */
+const shared = workerData as { slab: SharedArrayBuffer; slotStates: Int32Array };
+const slab = Buffer.from(shared.slab);
+
+/** A free slot, now taken; undefined when every slot holds an answer still being sent. */
+function claimSlot(): number | undefined {
+  for (let slot = 0; slot < SLOTS; slot++) if (Atomics.compareExchange(shared.slotStates, slot, 0, 1) === 0) return slot;
+  return undefined;
+}
 const open = new Map<string, { db: DB; repo: ConversationsRepo }>();
 
 function repoFor(databasePath: string): ConversationsRepo {
@@ -40,10 +47,11 @@ port.on('message', (request: ThreadRequest) => {
   try {
     const pieces = listConversationsPieces(repoFor(request.databasePath), request.userId, request.query, new Date(request.now), request.timeZone);
     const length = pieces.reduce((sum, piece) => sum + piece.length, 0);
-    if (request.slot >= 0 && length <= SLOT_BYTES) {
-      let at = request.slot * SLOT_BYTES;
+    const slot = length <= SLOT_BYTES ? claimSlot() : undefined;
+    if (slot !== undefined) {
+      let at = slot * SLOT_BYTES;
       for (const piece of pieces) at += piece.copy(slab, at);
-      reply = { id: request.id, length };
+      reply = { id: request.id, slot, length };
     } else {
       const bytes = Buffer.concat(pieces, length);
       reply = { id: request.id, bytes };
