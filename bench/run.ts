@@ -60,6 +60,8 @@ async function main(): Promise<void> {
     const gateway = await startServer(join(__dirname, '..', 'src', 'server.js'), {
       DATABASE_PATH: databasePath, LOG_LEVEL: 'warn', MESSAGING_APP_SECRET: APP_SECRET, MESSAGING_VERIFY_TOKEN: 'bench',
       JWT_SECRET: 'bench-jwt-secret-bench-jwt-secret-0123', MESSAGING_API_URL: `${sandbox.url}/v23.0`,
+      // As `npm start` and the systemd unit of the README run it.
+      MALLOC_ARENA_MAX: process.env.MALLOC_ARENA_MAX ?? '2',
     });
     servers.push(baseline, sandbox, gateway);
     const bigCookie = await login(gateway.url, 'big@bench.local');
