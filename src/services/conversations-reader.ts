@@ -22,7 +22,7 @@ interface Pending { databasePath: string; resolve: (listing: Listing) => void; r
 export interface ConversationsReader {
   /** The answer of GET /api/user/{id}/conversations as UTF-8 JSON. */
   list(userId: number, query: ConversationsQuery, now: Date): Promise<Listing>;
-  /** Whether a listing is under way now (of any database of this process). */
+  /** Whether a listing is under way, or ended within the last second (of any database of this process). */
   busy(): boolean;
   /** Waits for this database's listings under way, then lets the thread close its connection. */
   close(): Promise<void>;
@@ -43,6 +43,9 @@ const pending = new Map<number, Pending>();
 const drainWaiters = new Map<string, (() => void)[]>();
 let nextId = 0;
 let worker: Worker | undefined;
+let lastSettledAt = -Infinity;
+/** A client that lists again and again leaves gaps between its listings: they count as busy too. */
+const BUSY_AFTER_MS = 1000;
 
 const busyWith = (databasePath: string) => [...pending.values()].some((p) => p.databasePath === databasePath);
 /** Slots whose answer a response is sending. */
@@ -57,6 +60,7 @@ function settle(id: number, settleWith: (p: Pending) => void): void {
   const entry = pending.get(id);
   if (!entry) return;
   pending.delete(id);
+  lastSettledAt = Date.now();
   settleWith(entry);
   if (pending.size === 0) worker?.unref();
   if (!busyWith(entry.databasePath)) {
@@ -125,7 +129,7 @@ export function createConversationsReader(databasePath: string, timeZone: string
       thread.postMessage({ kind: 'list', id, databasePath, userId, query, now: now.getTime(), timeZone } satisfies ThreadRequest);
       return answer;
     },
-    busy: () => pending.size > 0,
+    busy: () => pending.size > 0 || Date.now() - lastSettledAt < BUSY_AFTER_MS,
     async close() {
       if (busyWith(databasePath)) await new Promise<void>((resolve) => drainWaiters.set(databasePath, [...drainWaiters.get(databasePath) ?? [], resolve]));
       worker?.postMessage({ kind: 'close', databasePath } satisfies ThreadRequest);

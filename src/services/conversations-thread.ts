@@ -1,7 +1,7 @@
 // The worker thread that answers conversation listings on read-only connections of its own, so that a listing
 // never holds the event loop that serves sends and callbacks (and puts the second core to work).
 import { parentPort, workerData } from 'node:worker_threads';
-import { createConversationsRepo, type ConversationsRepo } from '../db/conversations-repo';
+import { createConversationsRepo } from '../db/conversations-repo';
 import { openReadOnly, type DB } from '../db/client';
 import { SLOT_BYTES, SLOTS, type ListingReply, type ThreadRequest } from './listing-protocol';
 import { listConversationsPieces } from './conversations';
@@ -17,16 +17,22 @@ function claimSlot(): number | undefined {
   for (let slot = 0; slot < SLOTS; slot++) if (Atomics.compareExchange(shared.slotStates, slot, 0, 1) === 0) return slot;
   return undefined;
 }
-const open = new Map<string, { db: DB; repo: ConversationsRepo }>();
+type ListRequest = Extract<ThreadRequest, { kind: 'list' }>;
+interface Connection { db: DB; list: (request: ListRequest) => Buffer[] }
+const open = new Map<string, Connection>();
 
-function repoFor(databasePath: string): ConversationsRepo {
+function connectionTo(databasePath: string): Connection {
   let entry = open.get(databasePath);
   if (!entry) {
     const db = openReadOnly(databasePath);
-    entry = { db, repo: createConversationsRepo(db, listedMessageJson) };
+    const repo = createConversationsRepo(db, listedMessageJson);
+    // One read transaction per answer: all its statements see the same snapshot, whatever commits meanwhile.
+    const list = db.$client.transaction((request: ListRequest) =>
+      listConversationsPieces(repo, request.userId, request.query, new Date(request.now), request.timeZone));
+    entry = { db, list };
     open.set(databasePath, entry);
   }
-  return entry.repo;
+  return entry;
 }
 
 /** What of an error crosses the thread boundary: enough to answer it as the main thread would have. */
@@ -45,7 +51,7 @@ port.on('message', (request: ThreadRequest) => {
   let reply: ListingReply;
   let transfer: ArrayBuffer[] = [];
   try {
-    const pieces = listConversationsPieces(repoFor(request.databasePath), request.userId, request.query, new Date(request.now), request.timeZone);
+    const pieces = connectionTo(request.databasePath).list(request);
     const length = pieces.reduce((sum, piece) => sum + piece.length, 0);
     const slot = length <= SLOT_BYTES ? claimSlot() : undefined;
     if (slot !== undefined) {
