@@ -49,9 +49,10 @@ export function createConversationsRepo(db: DB, render: RenderMessage) {
   const messageStatements = (typed: boolean) => {
     const table = typed ? 'messages INDEXED BY messages_conversation_type_created' : 'messages';
     const where = `conversation_id = @conversationId ${typed ? 'AND type = @type' : ''} AND created_at >= @from AND created_at < @to`;
-    // The latest 200, oldest first, straight along the index: skip all but the last 200 (one statement, one snapshot).
+    // The latest 200, oldest first, straight along the index: skip all but the last 200 of the `count` the page
+    // found (the caller reads both in one snapshot).
     const latest = (columns: string) => `SELECT ${columns} FROM ${table} WHERE ${where} ORDER BY created_at, id
-      LIMIT ${MESSAGES_PER_CONVERSATION} OFFSET max(0, (SELECT count(*) FROM ${table} WHERE ${where}) - ${MESSAGES_PER_CONVERSATION})`;
+      LIMIT ${MESSAGES_PER_CONVERSATION} OFFSET @skip`;
     return {
       lastAt: client.prepare<Record<string, unknown>, number>(
         `SELECT created_at FROM ${table} WHERE ${where} ORDER BY created_at DESC LIMIT 1`).pluck(),
@@ -70,6 +71,8 @@ export function createConversationsRepo(db: DB, render: RenderMessage) {
   const typed = messageStatements(true);
   const statements = (q: MessageQuery) => (q.type === undefined ? untyped : typed);
   const params = (q: MessageQuery, conversationId: number) => ({ conversationId, type: q.type, from: q.from, to: q.to });
+  const latestParams = (q: MessageQuery, s: Pick<ConversationSummary, 'id' | 'count'>) =>
+    ({ ...params(q, s.id), skip: Math.max(0, s.count - MESSAGES_PER_CONVERSATION) });
 
   return {
     /**
@@ -95,13 +98,16 @@ export function createConversationsRepo(db: DB, render: RenderMessage) {
       return picked.map((p) => ({ ...p, count: s.count.get(params(q, p.id))! }));
     },
 
-    /** The latest matching messages of a conversation, oldest first, as comma-separated JSON objects in UTF-8. */
-    latestMessagesJson(q: MessageQuery, conversationId: number): Buffer {
+    /**
+     * The latest matching messages of a conversation the page found, oldest first, as comma-separated JSON objects in
+     * UTF-8. Read in the same snapshot as the page (a read transaction, or synchronously on one connection).
+     */
+    latestMessagesJson(q: MessageQuery, summary: Pick<ConversationSummary, 'id' | 'count'>): Buffer {
       const s = statements(q);
-      const { bytes, missing } = s.joined.get(params(q, conversationId))!;
+      const { bytes, missing } = s.joined.get(latestParams(q, summary))!;
       if (missing === 0) return bytes ?? EMPTY;
       // Some rows were stored without their listed JSON (not yet filled): render those here, store nothing.
-      const text = s.rows.all(params(q, conversationId)).map((r) => r.listed ?? render(JSON.parse(r.stored!) as StoredMessage)).join(',');
+      const text = s.rows.all(latestParams(q, summary)).map((r) => r.listed ?? render(JSON.parse(r.stored!) as StoredMessage)).join(',');
       return Buffer.from(text);
     },
   };

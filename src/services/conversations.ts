@@ -48,7 +48,7 @@ function conversationJson(repo: ConversationsRepo, q: MessageQuery, s: Conversat
     message_count: s.count,
     service_window_expires_at: expires === null ? null : isoUtc(expires),
   };
-  return [Buffer.from(`${JSON.stringify(head).slice(0, -1)},"messages":[`), repo.latestMessagesJson(q, s.id), CLOSE];
+  return [Buffer.from(`${JSON.stringify(head).slice(0, -1)},"messages":[`), repo.latestMessagesJson(q, s), CLOSE];
 }
 const [OPEN, COMMA, CLOSE, END] = ['[', ',', ']}', ']'].map((text) => Buffer.from(text)) as [Buffer, Buffer, Buffer, Buffer];
 
