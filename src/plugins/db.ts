@@ -83,6 +83,8 @@ export default fp(async function database(app: FastifyInstance, options: { path:
   app.decorate('idempotencyRepo', createIdempotencyRepo(db));
   app.decorate('conversationsRepo', createConversationsRepo(db, listedMessageJson));
   app.decorate('conversationsReader', createConversationsReader(options.path, app.config.timezone, app.conversationsRepo));
+  // A server's first listing does not wait for the thread to start (an app only injected into starts it when it lists).
+  app.addHook('onListen', async () => app.conversationsReader.warm());
   app.decorate('webhookEventsRepo', createWebhookEventsRepo(db));
   app.decorate('sessionsRepo', createSessionsRepo(db));
   app.addHook('onClose', async () => {

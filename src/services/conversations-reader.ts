@@ -22,6 +22,8 @@ interface Pending { databasePath: string; resolve: (listing: Listing) => void; r
 export interface ConversationsReader {
   /** The answer of GET /api/user/{id}/conversations as UTF-8 JSON. */
   list(userId: number, query: ConversationsQuery, now: Date): Promise<Listing>;
+  /** Starts the thread and its connection now (a server about to listen), not at the first listing. */
+  warm(): void;
   /** Whether a listing is under way, or ended within the last second (of any database of this process). */
   busy(): boolean;
   /** Waits for this database's listings under way, then lets the thread close its connection. */
@@ -115,6 +117,7 @@ export function createConversationsReader(databasePath: string, timeZone: string
   if (databasePath === ':memory:') {
     return {
       list: async (userId, query, now) => ({ bytes: listConversationsJson(inline, userId, query, now, timeZone), done: noop }),
+      warm: noop,
       busy: () => false,
       close: async () => undefined,
     };
@@ -128,6 +131,12 @@ export function createConversationsReader(databasePath: string, timeZone: string
       const answer = new Promise<Listing>((resolve, reject) => pending.set(id, { databasePath, resolve, reject }));
       thread.postMessage({ kind: 'list', id, databasePath, userId, query, now: now.getTime(), timeZone } satisfies ThreadRequest);
       return answer;
+    },
+    warm() {
+      worker ??= startThread();
+      // Idle until the first listing: it keeps no process alive.
+      if (pending.size === 0) worker.unref();
+      worker.postMessage({ kind: 'open', databasePath } satisfies ThreadRequest);
     },
     busy: () => pending.size > 0 || Date.now() - lastSettledAt < BUSY_AFTER_MS,
     async close() {

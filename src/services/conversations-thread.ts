@@ -43,6 +43,10 @@ function errorReply(error: unknown): ListingReply['error'] {
 }
 
 port.on('message', (request: ThreadRequest) => {
+  if (request.kind === 'open') {
+    connectionTo(request.databasePath);
+    return;
+  }
   if (request.kind === 'close') {
     open.get(request.databasePath)?.db.$client.close();
     open.delete(request.databasePath);
