@@ -2,6 +2,7 @@
 // started once the server listens and stopped (downloads under way aborted, still queued) before the database closes.
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
+import { runForAppLifetime } from './background-job';
 import { createMediaRepo, type MediaRepo } from '../db/media-repo';
 import { createMediaDownloads, type MediaDownloads } from '../jobs/media-downloads';
 import { createLoadMonitor } from '../load-monitor';
@@ -32,15 +33,6 @@ export default fp(async function mediaArchive(app: FastifyInstance) {
   app.decorate('mediaFiles', files);
   app.decorate('mediaRepo', repo);
   app.decorate('mediaDownloads', downloads);
-  // onListen, not onReady: an app only injected into (tests, scripts) downloads nothing by itself.
-  app.addHook('onListen', async () => {
-    load.start();
-    downloads.start();
-  });
-  // Registered after the database, so this runs before it closes.
-  app.addHook('onClose', async () => {
-    load.stop();
-    await downloads.stop();
-    await client.close();
-  });
+  // The network client has nothing to start; it closes once no download runs.
+  runForAppLifetime(app, 'onListen', load, downloads, { start: () => undefined, stop: client.close });
 }, { name: 'media-archive', dependencies: ['db'] });

@@ -2,6 +2,7 @@
 // every hour after that, and stopped before the database closes.
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
+import { runForAppLifetime } from './background-job';
 import { createRetentionRepo } from '../db/retention-repo';
 import { createRetentionSweep, type RetentionSweep } from '../jobs/retention';
 
@@ -19,12 +20,5 @@ export default fp(async function retention(app: FastifyInstance) {
     media: { remove: app.mediaFiles.remove, sweepOrphans: app.mediaDownloads.sweepOrphans },
   });
   app.decorate('retentionSweep', sweep);
-  // onListen, not onReady: an app only injected into (tests, scripts) sweeps when asked to.
-  app.addHook('onListen', async () => {
-    sweep.start();
-  });
-  // Registered after the database, so this runs before it closes: no batch writes to a closed database.
-  app.addHook('onClose', async () => {
-    await sweep.stop();
-  });
+  runForAppLifetime(app, 'onListen', sweep);
 }, { name: 'retention', dependencies: ['db', 'media-archive'] });

@@ -2,6 +2,7 @@
 // storage refuses them), and the job that settles sends a crash interrupted. Both stop before the database closes.
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
+import { runForAppLifetime } from './background-job';
 import { createSettleInterrupted, type SettleInterrupted } from '../jobs/settle-interrupted';
 import { createSendTracker, type SendTracker } from '../services/send-tracker';
 
@@ -23,13 +24,6 @@ export default fp(async function sendSettlement(app: FastifyInstance) {
   });
   app.decorate('sendTracker', tracker);
   app.decorate('settleInterrupted', job);
-  // Not awaited: the first pass runs on a later turn, once the server listens.
-  app.addHook('onReady', async () => {
-    job.start();
-  });
-  // Registered after the database, so this runs before it closes.
-  app.addHook('onClose', async () => {
-    await job.stop();
-    await tracker.stop();
-  });
+  // The tracker has nothing to start; it stops after the job.
+  runForAppLifetime(app, 'onReady', job, { start: () => undefined, stop: tracker.stop });
 }, { name: 'send-settlement', dependencies: ['db', 'messaging'] });

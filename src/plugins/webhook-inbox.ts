@@ -2,6 +2,7 @@
 // minutes, and stops the replay before the database closes.
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
+import { runForAppLifetime } from './background-job';
 import { createWebhookReplay, type WebhookReplay } from '../jobs/webhook-replay';
 import { createInbox, type Inbox } from '../webhooks/inbox';
 
@@ -20,12 +21,5 @@ export default fp(async function webhookInbox(app: FastifyInstance) {
   const replay = createWebhookReplay({ replayBatch: inbox.replayBatch, log: app.log });
   app.decorate('webhookInbox', inbox);
   app.decorate('webhookReplay', replay);
-  // Not awaited: the first batch runs on a later turn, once the server listens; start-up never waits for it.
-  app.addHook('onReady', async () => {
-    replay.start();
-  });
-  // Registered after the database, so this runs before it closes: no batch writes to a closed database.
-  app.addHook('onClose', async () => {
-    await replay.stop();
-  });
+  runForAppLifetime(app, 'onReady', replay);
 }, { name: 'webhook-inbox', dependencies: ['db', 'metrics'] });
