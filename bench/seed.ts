@@ -3,7 +3,7 @@
 import { openDatabase, type DB } from '../src/db/client';
 import { createMessagesRepo } from '../src/db/messages-repo';
 import { createUsersRepo } from '../src/db/users-repo';
-import { listedMessageJson } from '../src/services/message-json';
+import { listedMessageJson } from '../src/views/message-json';
 import { hashPassword } from '../src/services/passwords';
 import { createTokenCipher, resolveTokenKey } from '../src/token-cipher';
 

@@ -4,7 +4,7 @@ import t from 'tap';
 import type { App } from '../src/app';
 import { buildApp } from '../src/app';
 import { STORED_MESSAGE, type StoredMessage } from '../src/db/listed-messages';
-import { listedMessageJson } from '../src/services/message-json';
+import { listedMessageJson } from '../src/views/message-json';
 import { bearer, buildTestApp, createUser } from './helper';
 import { inbound, outbound, seedDemoInbox } from './fixtures/conversations';
 

@@ -2,7 +2,7 @@
 import t from 'tap';
 import type { App } from '../src/app';
 import { STORED_MESSAGE, type StoredMessage } from '../src/db/listed-messages';
-import { listedMessageJson } from '../src/services/message-json';
+import { listedMessageJson } from '../src/views/message-json';
 import { buildTestApp, createUser } from './helper';
 import { acceptedOutbound, deliver, envelope, historyOf, inboxRows, statusItem } from './fixtures/webhooks';
 

@@ -11,7 +11,7 @@ import { createUsersRepo, type UsersRepo } from '../db/users-repo';
 import { createWebhookEventsRepo, type WebhookEventsRepo } from '../db/webhook-events-repo';
 import { createWriter, type Writer } from '../db/writer';
 import { createTokenCipher, resolveTokenKey, type TokenCipher } from '../token-cipher';
-import { listedMessageJson } from '../services/message-json';
+import { listedMessageJson } from '../views/message-json';
 import { createConversationsReader, type ConversationsReader } from '../services/conversations-reader';
 
 declare module 'fastify' {

@@ -8,7 +8,7 @@ import { createMediaDownloads, type MediaDownloads } from '../jobs/media-downloa
 import { createLoadMonitor } from '../load-monitor';
 import { createMediaFiles, type MediaFiles } from '../media-files';
 import { createMediaClient } from '../messaging/media';
-import { listedMessageJson } from '../services/message-json';
+import { listedMessageJson } from '../views/message-json';
 
 declare module 'fastify' {
   interface FastifyInstance {

@@ -4,8 +4,8 @@ import { Type } from '@sinclair/typebox';
 import { IdParams } from '../../schemas/common';
 import { ConversationFilters } from '../../schemas/conversations';
 import pages, { errorPage, LOGIN_REASONS } from '../plugins/pages';
-import { threadPage } from '../services/thread-view';
-import { publicUserNow } from '../services/user-view';
+import { threadPage } from '../views/thread-view';
+import { publicUserNow } from '../views/user-view';
 
 const USERS_PER_PAGE = 100;
 const hide = { hide: true }; // pages are not part of the OpenAPI document

@@ -7,7 +7,7 @@ import { User } from '../../schemas/users';
 import { AppError, accountDisabled } from '../errors';
 import loginThrottle from '../plugins/login-throttle';
 import { checkCredentials } from '../services/login';
-import { publicUserNow } from '../services/user-view';
+import { publicUserNow } from '../views/user-view';
 
 const invalidCredentials = () => new AppError(401, 'INVALID_CREDENTIALS', 'E-mail or password is wrong');
 

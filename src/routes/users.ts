@@ -6,7 +6,7 @@ import { errors, IdParams, withHeaders } from '../../schemas/common';
 import { CreateUserBody, ListUsersQuery, UpdateUserBody, User, UserList } from '../../schemas/users';
 import { AppError, lastAdmin, userNotFound } from '../errors';
 import { userColumns, writtenUser } from '../services/user-fields';
-import { publicUserNow } from '../services/user-view';
+import { publicUserNow } from '../views/user-view';
 
 const users: FastifyPluginAsyncTypebox = async (app) => {
   const adminOnly = app.requireRole('ADMIN');

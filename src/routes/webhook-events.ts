@@ -4,7 +4,7 @@ import { SessionSecurity } from '../../schemas/auth';
 import { errors, IdParams } from '../../schemas/common';
 import { ReplayBody, WebhookEvent, WebhookEventList, WebhookEventsQuery } from '../../schemas/webhook';
 import { AppError } from '../errors';
-import { webhookEventJson } from '../services/webhook-event-view';
+import { webhookEventJson } from '../views/webhook-event-view';
 
 const webhookEvents: FastifyPluginAsyncTypebox = async (app) => {
   const adminOnly = app.requireRole('ADMIN');

@@ -5,7 +5,7 @@ import { createConversationsRepo } from '../db/conversations-repo';
 import { openReadOnly, type DB } from '../db/client';
 import { SLOT_BYTES, SLOTS, type ListingReply, type ThreadRequest } from './listing-protocol';
 import { listConversationsPieces } from './conversations';
-import { listedMessageJson } from './message-json';
+import { listedMessageJson } from '../views/message-json';
 
 const port = parentPort!;
 /** The answer slots shared with the main thread, and their states (see conversations-reader.ts). */

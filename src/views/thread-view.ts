@@ -5,7 +5,7 @@ import { MESSAGES_PER_CONVERSATION, type ConversationsRepo } from '../db/convers
 import type { UserRow } from '../db/tables';
 import { dayHeading, dayKey, fullTime, shortWhen, whenWithTime } from '../time';
 import { bubble, type Bubble } from './bubble-view';
-import { messageQuery, serviceWindowExpiresAt, withMessages, type Filters } from './conversations';
+import { messageQuery, serviceWindowExpiresAt, withMessages, type Filters } from '../services/conversations';
 
 export const PERIOD_LABELS: Record<Filter, string> = {
   all: 'All time', today: 'Today', yesterday: 'Yesterday', last_7_days: 'Last 7 days', last_30_days: 'Last 30 days', this_month: 'This month',

@@ -4,7 +4,7 @@
 import type { Message } from '../../schemas/conversations';
 import type { StoredMessage } from '../db/listed-messages';
 import { errorInfo, fields, num, str } from '../loose-json';
-import { isoUtc } from './iso-utc';
+import { isoUtc } from '../services/iso-utc';
 
 function parse(text: string | null): unknown {
   if (text === null) return null;
