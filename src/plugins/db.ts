@@ -12,7 +12,7 @@ import { createWebhookEventsRepo, type WebhookEventsRepo } from '../db/webhook-e
 import { createWriter, type Writer } from '../db/writer';
 import { createTokenCipher, resolveTokenKey, type TokenCipher } from '../token-cipher';
 import { listedMessageJson } from '../views/message-json';
-import { createConversationsReader, type ConversationsReader } from '../services/conversations-reader';
+import { createConversationsReader, type ConversationsReader } from '../listing/conversations-reader';
 
 declare module 'fastify' {
   interface FastifyInstance {

@@ -4,7 +4,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { createConversationsRepo } from '../db/conversations-repo';
 import { openReadOnly, type DB } from '../db/client';
 import { SLOT_BYTES, SLOTS, type ListingReply, type ThreadRequest } from './listing-protocol';
-import { listConversationsPieces } from './conversations';
+import { listConversationsPieces } from '../services/conversations';
 import { listedMessageJson } from '../views/message-json';
 
 const port = parentPort!;

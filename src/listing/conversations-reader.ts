@@ -12,7 +12,7 @@ import { Worker } from 'node:worker_threads';
 import type { ConversationsQuery } from '../../schemas/conversations';
 import type { ConversationsRepo } from '../db/conversations-repo';
 import { AppError } from '../errors';
-import { listConversationsJson } from './conversations';
+import { listConversationsJson } from '../services/conversations';
 import { SLOT_BYTES, SLOTS, type ListingReply, type ThreadRequest } from './listing-protocol';
 
 /** A listing's answer; `done` frees what holds it once it has been sent (or the response ended otherwise). */
