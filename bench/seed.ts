@@ -5,7 +5,7 @@ import { createMessagesRepo } from '../src/db/messages-repo';
 import { createUsersRepo } from '../src/db/users-repo';
 import { listedMessageJson } from '../src/views/message-json';
 import { hashPassword } from '../src/services/passwords';
-import { createTokenCipher, resolveTokenKey } from '../src/token-cipher';
+import { createTokenCipher, resolveTokenKey } from '../src/support/token-cipher';
 
 export interface UserSpec { email: string; phoneNumberId: string; token: string; messages: number; contacts: number; wamids: number }
 export interface Seeded { id: number; phoneNumberId: string; token: string; wamids: string[]; contacts: number }

@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import Fastify, { type FastifyRequest, type FastifyServerOptions } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { durationSeconds, type Config } from './config';
-import { resolveJwtSecret } from './jwt-secret';
+import { resolveJwtSecret } from './support/jwt-secret';
 import type { HashSlots } from './services/passwords';
 import authPlugin from './plugins/auth';
 import dbPlugin from './plugins/db';

@@ -3,7 +3,7 @@ import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
 import { ConfigError, durationSeconds, parseConfig, projectRoot } from '../src/config';
-import { resolveJwtSecret } from '../src/jwt-secret';
+import { resolveJwtSecret } from '../src/support/jwt-secret';
 import { ensureAdmin } from '../src/services/bootstrap-admin';
 import { verifyPassword } from '../src/services/passwords';
 import { bearer, buildTestApp, createAdmin, createUser, PASSWORD, tempDir } from './helper';

@@ -4,7 +4,7 @@ import Ajv from 'ajv';
 import addFormats from 'ajv-formats';
 import type { App } from '../src/app';
 import { ConversationList } from '../schemas/conversations';
-import { isoUtc } from '../src/services/iso-utc';
+import { isoUtc } from '../src/support/iso-utc';
 import { SLOT_BYTES, SLOTS } from '../src/listing/listing-protocol';
 import { bearer, buildTestApp, createAdmin, createUser } from './helper';
 import { inbound, iso, outbound } from './fixtures/conversations';

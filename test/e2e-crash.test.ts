@@ -7,7 +7,7 @@
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import t from 'tap';
-import { monthKey } from '../src/time';
+import { monthKey } from '../src/support/time';
 import { PHONE_ID, testSandbox, TOKEN } from './fixtures/sending';
 import { freePort, run, SERVER_TS, waitForHealth } from './fixtures/process';
 import { tempDir } from './helper';

@@ -3,7 +3,7 @@ import { chmodSync, existsSync, readFileSync, rmSync, statSync, writeFileSync } 
 import { join } from 'node:path';
 import t from 'tap';
 import type { Config } from '../src/config';
-import { createTokenCipher, isSealed, resolveTokenKey, tokenKeyFrom } from '../src/token-cipher';
+import { createTokenCipher, isSealed, resolveTokenKey, tokenKeyFrom } from '../src/support/token-cipher';
 import { PHONE_ID, testSandbox, textBody, TIMEOUT_MS, TOKEN } from './fixtures/sending';
 import { bearer, buildTestApp, createAdmin, createUser, tempDir } from './helper';
 

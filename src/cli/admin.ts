@@ -7,7 +7,7 @@ import { openDatabase } from '../db/client';
 import { createUsersRepo } from '../db/users-repo';
 import { createWriter } from '../db/writer';
 import { hashPassword } from '../services/passwords';
-import { createTokenCipher, resolveTokenKey } from '../token-cipher';
+import { createTokenCipher, resolveTokenKey } from '../support/token-cipher';
 import { CliError, cliConfig, existingDatabase, runCli, usageError } from './support';
 
 const USAGE = `Usage: npm run admin -- COMMAND EMAIL

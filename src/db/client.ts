@@ -5,7 +5,7 @@ import Database from 'better-sqlite3';
 import { drizzle, type BetterSQLite3Database } from 'drizzle-orm/better-sqlite3';
 import { migrate } from 'drizzle-orm/better-sqlite3/migrator';
 import { projectRoot } from '../config';
-import { ensurePrivateDir } from '../secret-file';
+import { ensurePrivateDir } from '../support/secret-file';
 import * as tables from './tables';
 
 export type DB = BetterSQLite3Database<typeof tables> & { $client: Database.Database };

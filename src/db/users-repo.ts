@@ -1,7 +1,7 @@
 // Data access for users. Emails are compared lower-cased; unique violations surface as typed results.
 // Messaging tokens are sealed on every write: rows carry the sealed form, the send path opens it.
 import { and, count, eq, isNotNull, ne, sql } from 'drizzle-orm';
-import { isSealed, type TokenCipher } from '../token-cipher';
+import { isSealed, type TokenCipher } from '../support/token-cipher';
 import { inTransaction, type DB } from './client';
 import { users, type UserRow } from './tables';
 

@@ -3,7 +3,7 @@
 // cut short by shutdown stays queued and starts over after the restart.
 import type { MediaRepo } from '../db/media-repo';
 import type { Writer } from '../db/writer';
-import { fields, parseJsonOrUndefined, str } from '../loose-json';
+import { fields, parseJsonOrUndefined, str } from '../support/loose-json';
 import type { MediaFiles } from '../media-files';
 import type { MediaClient } from '../messaging/media';
 

@@ -5,7 +5,7 @@
 import type { CreditsRepo } from '../db/credits-repo';
 import type { MessagesRepo, PendingOutbound } from '../db/messages-repo';
 import type { Writer } from '../db/writer';
-import { monthKey } from '../time';
+import { monthKey } from '../support/time';
 import { createPeriodicJob, nextTurn } from './periodic';
 
 type LogFn = (details: object, message: string) => void;

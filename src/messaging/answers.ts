@@ -1,7 +1,7 @@
 // Reads one answer of the messaging network into a typed result, and decides whether SPEC §5 allows a retry.
 import { STATUS_CODES } from 'node:http';
 import { Value } from '@sinclair/typebox/value';
-import { parseJsonOrUndefined } from '../loose-json';
+import { parseJsonOrUndefined } from '../support/loose-json';
 import { NetworkErrorAnswer, NetworkSendAnswer } from '../../schemas/network';
 
 /** Throttling: retried, answered 429 when it persists. */

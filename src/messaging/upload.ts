@@ -4,7 +4,7 @@ import { Readable } from 'node:stream';
 import { Pool } from 'undici';
 import { NetworkMediaUploadAnswer } from '../../schemas/network';
 import { Value } from '@sinclair/typebox/value';
-import { parseJsonOrUndefined } from '../loose-json';
+import { parseJsonOrUndefined } from '../support/loose-json';
 import { readAnswer } from './answers';
 import { MESSAGING_PRODUCT, type MessagingAccount, type SendResult } from './client';
 import { deadlines, errorCode, TIMEOUTS } from './failures';

@@ -10,7 +10,7 @@ import { createSessionsRepo, type SessionsRepo } from '../db/sessions-repo';
 import { createUsersRepo, type UsersRepo } from '../db/users-repo';
 import { createWebhookEventsRepo, type WebhookEventsRepo } from '../db/webhook-events-repo';
 import { createWriter, type Writer } from '../db/writer';
-import { createTokenCipher, resolveTokenKey, type TokenCipher } from '../token-cipher';
+import { createTokenCipher, resolveTokenKey, type TokenCipher } from '../support/token-cipher';
 import { listedMessageJson } from '../views/message-json';
 import { createConversationsReader, type ConversationsReader } from '../listing/conversations-reader';
 

@@ -5,7 +5,7 @@ import fp from 'fastify-plugin';
 import { runForAppLifetime } from './background-job';
 import { createMediaRepo, type MediaRepo } from '../db/media-repo';
 import { createMediaDownloads, type MediaDownloads } from '../jobs/media-downloads';
-import { createLoadMonitor } from '../load-monitor';
+import { createLoadMonitor } from '../support/load-monitor';
 import { createMediaFiles, type MediaFiles } from '../media-files';
 import { createMediaClient } from '../messaging/media';
 import { listedMessageJson } from '../views/message-json';

@@ -2,7 +2,7 @@
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import { createMetrics, type Metrics } from '../metrics';
-import { monthKey } from '../time';
+import { monthKey } from '../support/time';
 
 declare module 'fastify' {
   interface FastifyInstance {

@@ -5,7 +5,7 @@ import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import { EMAIL_PATTERN } from '../../schemas/common';
 import { AppError } from '../errors';
-import { isEmptyJson, parseJsonBody } from '../json-body';
+import { isEmptyJson, parseJsonBody } from '../support/json-body';
 
 function ajv(options: Options): Ajv {
   const instance = new Ajv({ useDefaults: true, allErrors: false, strict: false, ...options });

@@ -4,7 +4,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { errors, IdParams } from '../../schemas/common';
 import { MediaFile } from '../../schemas/media';
 import { AppError, forbidden } from '../errors';
-import { fields, parseJsonOrUndefined, str } from '../loose-json';
+import { fields, parseJsonOrUndefined, str } from '../support/loose-json';
 import { contentDisposition, isInline, servedType } from '../services/media-disposition';
 
 const notStored = () => new AppError(404, 'MEDIA_NOT_STORED', 'This message has no stored media (not downloaded yet, failed, or no media)');

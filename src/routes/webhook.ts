@@ -4,7 +4,7 @@ import { Type } from '@sinclair/typebox';
 import { errors } from '../../schemas/common';
 import { SignatureHeaders, VerifyQuery, WebhookAck, WebhookCallback } from '../../schemas/webhook';
 import { AppError } from '../errors';
-import { parseJsonBody } from '../json-body';
+import { parseJsonBody } from '../support/json-body';
 import { MESSAGING_PRODUCT, WEBHOOK_OBJECT } from '../messaging/client';
 import { isValidSignature, sameSecret } from '../webhooks/signature';
 

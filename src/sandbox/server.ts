@@ -3,7 +3,7 @@ import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Serv
 import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Behaviour, InboundMessage, SandboxAccount } from '../../schemas/sandbox';
-import { parseJsonOrUndefined } from '../loose-json';
+import { parseJsonOrUndefined } from '../support/loose-json';
 import { createCallbackPoster, type CallbackSettings } from './callbacks';
 import { handleControl } from './control';
 import { bearer, readBody, reply } from './http';

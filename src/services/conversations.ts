@@ -3,8 +3,8 @@
 import type { Conversation, ConversationsQuery, Filter } from '../../schemas/conversations';
 import { AppError } from '../errors';
 import { MESSAGES_PER_CONVERSATION, type ConversationsRepo, type ConversationSummary, type MessageQuery } from '../db/conversations-repo';
-import { periodRange } from '../periods';
-import { isoUtc } from './iso-utc';
+import { periodRange } from '../support/periods';
+import { isoUtc } from '../support/iso-utc';
 
 /** Free-form messages are deliverable for this long after the contact's last message. */
 export const SERVICE_WINDOW_MS = 24 * 60 * 60 * 1000;

@@ -3,7 +3,7 @@
 import { availableParallelism } from 'node:os';
 import argon2 from 'argon2';
 import { AppError } from '../errors';
-import { createSemaphore } from '../semaphore';
+import { createSemaphore } from '../support/semaphore';
 
 const OPTIONS = { type: argon2.argon2id, memoryCost: 19 * 1024, timeCost: 2, parallelism: 1 } as const;
 

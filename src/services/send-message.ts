@@ -7,7 +7,7 @@ import type { UserRow } from '../db/tables';
 import type { Writer } from '../db/writer';
 import { AppError, asStorageError } from '../errors';
 import { wireBody, type MessagingAccount, type MessagingClient, type OutboundMessage } from '../messaging/client';
-import { monthKey } from '../time';
+import { monthKey } from '../support/time';
 import { storedFields } from './outbound-message';
 import { failureError, failureRecord, outcomeUnknown, sentButNotStored } from './send-failures';
 import type { SendTracker } from './send-tracker';

@@ -1,6 +1,6 @@
 // One message of the API answer -> what a chat bubble on the admin thread page shows.
 import type { ErrorInfo, Message } from '../../schemas/conversations';
-import { clockTime, fullTime } from '../time';
+import { clockTime, fullTime } from '../support/time';
 import { isInline, servedType } from '../services/media-disposition';
 
 export interface Tick { cls: string; symbol: string; label: string }

@@ -3,8 +3,8 @@
 // do not know becomes null fields, never an error.
 import type { Message } from '../../schemas/conversations';
 import type { StoredMessage } from '../db/listed-messages';
-import { errorInfo, fields, num, str } from '../loose-json';
-import { isoUtc } from '../services/iso-utc';
+import { errorInfo, fields, num, str } from '../support/loose-json';
+import { isoUtc } from '../support/iso-utc';
 
 function parse(text: string | null): unknown {
   if (text === null) return null;

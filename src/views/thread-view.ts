@@ -3,7 +3,7 @@
 import { FILTERS, MESSAGE_TYPES, type Filter } from '../../schemas/conversations';
 import { MESSAGES_PER_CONVERSATION, type ConversationsRepo } from '../db/conversations-repo';
 import type { UserRow } from '../db/tables';
-import { dayHeading, dayKey, fullTime, shortWhen, whenWithTime } from '../time';
+import { dayHeading, dayKey, fullTime, shortWhen, whenWithTime } from '../support/time';
 import { bubble, type Bubble } from './bubble-view';
 import { messageQuery, serviceWindowExpiresAt, withMessages, type Filters } from '../services/conversations';
 

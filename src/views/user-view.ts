@@ -2,7 +2,7 @@
 import type { User } from '../../schemas/users';
 import type { CreditsRepo } from '../db/credits-repo';
 import type { UserRow } from '../db/tables';
-import { monthKey } from '../time';
+import { monthKey } from '../support/time';
 
 export function publicUser(user: UserRow, creditsUsed: number): User {
   return {

@@ -2,7 +2,7 @@
 import type { Static } from '@sinclair/typebox';
 import type { WebhookEvent } from '../../schemas/webhook';
 import type { EventSummary } from '../db/webhook-events-repo';
-import { isoUtc } from '../services/iso-utc';
+import { isoUtc } from '../support/iso-utc';
 
 export const webhookEventJson = (event: EventSummary): Static<typeof WebhookEvent> => ({
   id: event.id,

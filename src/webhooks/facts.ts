@@ -1,7 +1,7 @@
 // Wire items -> what the gateway stores: inbound message rows, status events, errors as {code, title, details}.
 import type { NetworkInboundMessage as InboundMessage, NetworkStatus as Status } from '../../schemas/network';
 import type { NewInbound, StatusEvent } from '../db/messages-repo';
-import { errorInfo, fields, num, str } from '../loose-json';
+import { errorInfo, fields, num, str } from '../support/loose-json';
 
 const MEDIA_TYPES = new Set(['image', 'audio', 'video', 'document', 'sticker']);
 // Where a type's readable text lives, in order of preference (text.body, image.caption, button.text …).

@@ -4,7 +4,7 @@ import type { MessagesRepo } from '../db/messages-repo';
 import type { UsersRepo } from '../db/users-repo';
 import type { EventSummary, StoredEvent, WebhookEventsRepo } from '../db/webhook-events-repo';
 import type { Writer } from '../db/writer';
-import { parseJsonOrUndefined } from '../loose-json';
+import { parseJsonOrUndefined } from '../support/loose-json';
 import { addNote, ingest, notesRecord, type IngestDeps, type IngestResult } from './ingest';
 
 type LogFn = (details: object, message: string) => void;

@@ -1,6 +1,6 @@
 // Parses a request body as JSON, refusing prototype-poisoning keys; anything else is a 400.
 import secureJson from 'secure-json-parse';
-import { AppError } from './errors';
+import { AppError } from '../errors';
 
 export function parseJsonBody(text: string): unknown {
   try {

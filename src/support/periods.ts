@@ -1,5 +1,5 @@
 // Conversation filter periods (today, yesterday, …) as half-open UTC ms ranges, in the configured zone.
-import type { Filter } from '../schemas/conversations';
+import type { Filter } from '../../schemas/conversations';
 import { startOfZonedDay, wallClock } from './time';
 
 /** [from, to): `from` inclusive, `to` exclusive, both ms since the epoch. */

@@ -1,5 +1,5 @@
 // Lenient readers of the network's JSON, as received or as stored: typed picks, and errors as {code, title, details}.
-import type { ErrorInfo } from '../schemas/conversations';
+import type { ErrorInfo } from '../../schemas/conversations';
 
 type Fields = Record<string, unknown>;
 
