@@ -3,7 +3,7 @@ import SwaggerParser from '@apidevtools/swagger-parser';
 import Ajv from 'ajv';
 import t from 'tap';
 import { EMAIL_PATTERN } from '../schemas/common';
-import { finishDocument } from '../src/openapi-document';
+import { finishDocument } from '../src/plugins/openapi-document';
 import { buildTestApp } from './helper';
 
 type Json = Record<string, any>;

@@ -4,7 +4,7 @@
 import type { MediaRepo } from '../db/media-repo';
 import type { Writer } from '../db/writer';
 import { fields, parseJsonOrUndefined, str } from '../support/loose-json';
-import type { MediaFiles } from '../media-files';
+import type { MediaFiles } from '../db/media-files';
 import type { MediaClient } from '../messaging/media';
 
 type LogFn = (details: object, message: string) => void;

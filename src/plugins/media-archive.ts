@@ -6,7 +6,7 @@ import { runForAppLifetime } from './background-job';
 import { createMediaRepo, type MediaRepo } from '../db/media-repo';
 import { createMediaDownloads, type MediaDownloads } from '../jobs/media-downloads';
 import { createLoadMonitor } from '../support/load-monitor';
-import { createMediaFiles, type MediaFiles } from '../media-files';
+import { createMediaFiles, type MediaFiles } from '../db/media-files';
 import { createMediaClient } from '../messaging/media';
 import { listedMessageJson } from '../views/message-json';
 

@@ -1,7 +1,7 @@
 // Decorates the app's metrics (its own prom-client registry), read from the database at scrape time.
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
-import { createMetrics, type Metrics } from '../metrics';
+import { createMetrics, type Metrics } from './metrics-registry';
 import { monthKey } from '../support/time';
 
 declare module 'fastify' {

@@ -3,7 +3,7 @@ import fastifySwagger from '@fastify/swagger';
 import fastifySwaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
-import { finishDocument } from '../openapi-document';
+import { finishDocument } from './openapi-document';
 import { cspHeader } from './security-headers';
 
 const SELF = ["'self'"];

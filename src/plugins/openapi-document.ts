@@ -1,6 +1,6 @@
 // Finishes the generated OpenAPI document: what holds for every route is stated once here, and the few JSON Schema
 // keywords OpenAPI 3.0 lacks are rewritten to the rule the server really applies.
-import { EMAIL_PATTERN } from '../schemas/common';
+import { EMAIL_PATTERN } from '../../schemas/common';
 
 type Json = Record<string, unknown>;
 interface Operation { requestBody?: Json & { content: Record<string, { schema: Json }> }; parameters?: Json[]; responses: Record<string, Json>; security?: unknown[] }

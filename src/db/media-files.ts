@@ -4,7 +4,7 @@ import { mkdtempSync, readdirSync } from 'node:fs';
 import { rename, unlink } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { ensurePrivateDir } from './support/secret-file';
+import { ensurePrivateDir } from '../support/secret-file';
 
 const STORED = /^[1-9][0-9]*$/;
 const PART = /^[1-9][0-9]*\.part$/;

@@ -1,7 +1,7 @@
 // The gateway's Prometheus metrics: one prom-client registry per app (tests build many apps in one process), no Fastify.
 import { statSync } from 'node:fs';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
-import type { SendResult } from './messaging/client';
+import type { SendResult } from '../messaging/client';
 
 export type EventState = 'processed' | 'failed' | 'dead';
 
