@@ -4,7 +4,7 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { MESSAGING_PRODUCT } from '../src/messaging/client';
+import { MESSAGING_PRODUCT } from '../schemas/network';
 import { createHash } from 'node:crypto';
 import { inboundPayload, inboundTextPayload, statusCallbackPayload } from '../src/sandbox/server';
 import { median, run, sequential, spread, type Load, type Result, type Target } from './load';

@@ -5,6 +5,10 @@ import { Type, type Static } from '@sinclair/typebox';
 
 export * from './network-send';
 
+/** The network's own names: the product on every wire body and the `object` of every callback envelope. */
+export const MESSAGING_PRODUCT = 'whatsapp';
+export const WEBHOOK_OBJECT = 'whatsapp_business_account';
+
 /** Success: `messages[0].id` is the wamid; `contacts[0].wa_id` the recipient as the network knows it. */
 export const NetworkSendAnswer = Type.Object({
   messaging_product: Type.String(),

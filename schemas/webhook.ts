@@ -2,6 +2,7 @@
 // events administrators list and replay (the callback envelope is the network's wire format: schemas/network.ts).
 import { Type, type Static } from '@sinclair/typebox';
 import { Nullable, RequestBody, Timestamp } from './common';
+import { MESSAGING_PRODUCT, WEBHOOK_OBJECT } from './network';
 
 /** GET handshake. Fastify's query parser keeps dotted names flat (`hub.mode`), so they are plain keys here. */
 export const VerifyQuery = Type.Object({
@@ -66,3 +67,20 @@ export const WebhookEventList = Type.Object({
 
 /** The replay takes no body (an empty one, or only `token`). */
 export const ReplayBody = Type.Union([RequestBody({}), Type.Null()], { examples: [{}] });
+
+/** An inbound text message as the network delivers it: the request body example of the callback. */
+export const CALLBACK_EXAMPLE = {
+  object: WEBHOOK_OBJECT,
+  entry: [{
+    id: '102290129340398',
+    changes: [{
+      field: 'messages',
+      value: {
+        messaging_product: MESSAGING_PRODUCT,
+        metadata: { display_phone_number: '15550783881', phone_number_id: '106540352242922' },
+        contacts: [{ profile: { name: 'Ana' }, wa_id: '15551234567' }],
+        messages: [{ from: '15551234567', id: 'wamid.HBgLMTU1NTEyMzQ1NjcVAgASGBQzQTRBNjU5OUFFRTAzODEwMTQ0RgA=', timestamp: '1764000000', type: 'text', text: { body: 'Hello' } }],
+      },
+    }],
+  }],
+};

@@ -2,15 +2,11 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Pool } from 'undici';
 import type { FreeFormContent, FreeFormType, TemplateButton, TemplateHeader } from '../../schemas/messages';
-import type { NetworkSendRequest, NetworkTemplateComponent } from '../../schemas/network';
+import { MESSAGING_PRODUCT, type NetworkSendRequest, type NetworkTemplateComponent } from '../../schemas/network';
 import { readAnswer, type Attempt, type SendResult } from './answers';
 import { deadlines, errorCode, TIMEOUTS } from './failures';
 
 export type { SendResult, Upstream } from './answers';
-
-/** Wire values the network dictates: defined here and nowhere else. */
-export const MESSAGING_PRODUCT = 'whatsapp';
-export const WEBHOOK_OBJECT = 'whatsapp_business_account';
 
 const MAX_ATTEMPTS = 3;
 const BACKOFF_BASE_MS = 200;

@@ -2,11 +2,11 @@
 import { randomBytes } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { Pool } from 'undici';
-import { NetworkMediaUploadAnswer } from '../../schemas/network';
+import { MESSAGING_PRODUCT, NetworkMediaUploadAnswer } from '../../schemas/network';
 import { Value } from '@sinclair/typebox/value';
 import { parseJsonOrUndefined } from '../support/loose-json';
 import { readAnswer } from './answers';
-import { MESSAGING_PRODUCT, type MessagingAccount, type SendResult } from './client';
+import type { MessagingAccount, SendResult } from './client';
 import { deadlines, errorCode, TIMEOUTS } from './failures';
 
 const KiB = 1024;

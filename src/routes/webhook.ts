@@ -2,10 +2,9 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { errors } from '../../schemas/common';
-import { SignatureHeaders, VerifyQuery, WebhookAck, WebhookCallback } from '../../schemas/webhook';
+import { CALLBACK_EXAMPLE, SignatureHeaders, VerifyQuery, WebhookAck, WebhookCallback } from '../../schemas/webhook';
 import { AppError } from '../errors';
 import { parseJsonBody } from '../support/json-body';
-import { MESSAGING_PRODUCT, WEBHOOK_OBJECT } from '../messaging/client';
 import { isValidSignature, sameSecret } from '../webhooks/signature';
 
 const WEBHOOK_PATH = '/api/messaging/webhook';
@@ -21,23 +20,6 @@ function parseObject(text: string): object {
   }
   return value;
 }
-
-/** An inbound text message as the network delivers it: the request body example of the callback. */
-const CALLBACK_EXAMPLE = {
-  object: WEBHOOK_OBJECT,
-  entry: [{
-    id: '102290129340398',
-    changes: [{
-      field: 'messages',
-      value: {
-        messaging_product: MESSAGING_PRODUCT,
-        metadata: { display_phone_number: '15550783881', phone_number_id: '106540352242922' },
-        contacts: [{ profile: { name: 'Ana' }, wa_id: '15551234567' }],
-        messages: [{ from: '15551234567', id: 'wamid.HBgLMTU1NTEyMzQ1NjcVAgASGBQzQTRBNjU5OUFFRTAzODEwMTQ0RgA=', timestamp: '1764000000', type: 'text', text: { body: 'Hello' } }],
-      },
-    }],
-  }],
-};
 
 const webhook: FastifyPluginAsyncTypebox = async (app) => {
   const { messagingVerifyToken: verifyToken, messagingAppSecret: appSecret, messagingAllowUnsigned: allowUnsigned } = app.config;

@@ -1,7 +1,6 @@
 // The callbacks the sandbox posts, shaped like the network's: status updates and inbound messages (text or media).
 import { createHash } from 'node:crypto';
-import type { NetworkCallback, NetworkCallbackValue, NetworkInboundMessage, NetworkStatus } from '../../schemas/network';
-import { MESSAGING_PRODUCT, WEBHOOK_OBJECT } from '../messaging/client';
+import { MESSAGING_PRODUCT, WEBHOOK_OBJECT, type NetworkCallback, type NetworkCallbackValue, type NetworkInboundMessage, type NetworkStatus } from '../../schemas/network';
 
 export interface AccountInfo { phoneNumberId: string; displayPhoneNumber: string; businessAccountId: string }
 

@@ -2,9 +2,8 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { NetworkMediaInfo } from '../../schemas/network';
+import { MESSAGING_PRODUCT, type NetworkMediaInfo } from '../../schemas/network';
 import type { InboundMessage } from '../../schemas/sandbox';
-import { MESSAGING_PRODUCT } from '../messaging/client';
 import type { InboundMedia } from './envelopes';
 import { reply } from './http';
 import { errorAnswer, freshMediaId, type SandboxRefusal } from './wire';

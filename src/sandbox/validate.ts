@@ -5,7 +5,7 @@ import {
   LIST_ROWS_MAX, NetworkMarkReadRequest, NetworkSendRequests, type NetworkMarkReadRequest as MarkRead,
   type NetworkMessageType, type NetworkSendRequest,
 } from '../../schemas/network';
-import { MESSAGING_PRODUCT } from '../messaging/client';
+import { MESSAGING_PRODUCT } from '../../schemas/network';
 
 export type Checked =
   | { ok: true; kind: 'send'; body: NetworkSendRequest }

@@ -1,8 +1,7 @@
 // The sandbox's answers in the network's wire format: its refusals (error envelope), fresh wamids and ids, send answers.
 import { randomBytes, randomInt } from 'node:crypto';
-import type { NetworkErrorAnswer, NetworkSendAnswer } from '../../schemas/network';
+import { MESSAGING_PRODUCT, type NetworkErrorAnswer, type NetworkSendAnswer } from '../../schemas/network';
 import type { SandboxErrorName } from '../../schemas/sandbox';
-import { MESSAGING_PRODUCT } from '../messaging/client';
 
 
 export type SandboxRefusal = SandboxErrorName | 'unknown_object' | 'media_upload' | 'unknown_path' | 'too_large';
