@@ -9,20 +9,6 @@ import { readAnswer } from './answers';
 import type { MessagingAccount, SendResult } from './client';
 import { deadlines, errorCode, TIMEOUTS } from './failures';
 
-const KiB = 1024;
-const MiB = 1024 * KiB;
-const OFFICE = ['application/msword', 'application/vnd.ms-excel', 'application/vnd.ms-powerpoint',
-  ...['wordprocessingml.document', 'spreadsheetml.sheet', 'presentationml.presentation'].map((t) => `application/vnd.openxmlformats-officedocument.${t}`)];
-/** The network's media kinds by MIME type, with its size limit for each. */
-export const UPLOAD_KINDS: Record<string, { kind: 'image' | 'sticker' | 'audio' | 'video' | 'document'; limit: number }> = Object.fromEntries([
-  ...['image/jpeg', 'image/png'].map((t) => [t, { kind: 'image', limit: 5 * MiB }]),
-  ['image/webp', { kind: 'sticker', limit: 500 * KiB }],
-  ...['audio/aac', 'audio/amr', 'audio/mpeg', 'audio/mp4', 'audio/ogg'].map((t) => [t, { kind: 'audio', limit: 16 * MiB }]),
-  ...['video/mp4', 'video/3gpp'].map((t) => [t, { kind: 'video', limit: 16 * MiB }]),
-  ...['text/plain', 'application/pdf', ...OFFICE].map((t) => [t, { kind: 'document', limit: 100 * MiB }]),
-]);
-export const MAX_UPLOAD_BYTES = Math.max(...Object.values(UPLOAD_KINDS).map((k) => k.limit));
-
 export interface UploadFile { stream: AsyncIterable<Buffer>; mimeType: string; filename: string; limit: number }
 export type UploadResult =
   | { kind: 'uploaded'; id: string; size: number }
@@ -58,7 +44,7 @@ export function createMediaUploader(options: { baseUrl: string; timeoutMs: numbe
   const base = new URL(options.baseUrl);
   const basePath = base.pathname.replace(/\/+$/, '');
   // Its own small pool: a long upload must not hold a connection the sends need.
-  const pool = new Pool(base.origin, { connections: 4, ...deadlines(options.timeoutMs), maxResponseSize: 64 * KiB });
+  const pool = new Pool(base.origin, { connections: 4, ...deadlines(options.timeoutMs), maxResponseSize: 64 * 1024 });
 
   return {
     /**

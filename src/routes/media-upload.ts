@@ -3,10 +3,9 @@ import multipart from '@fastify/multipart';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { SessionSecurity } from '../../schemas/auth';
 import { errors } from '../../schemas/common';
-import { MediaUploadAnswer, UploadForm } from '../../schemas/media-upload';
+import { MAX_UPLOAD_BYTES, MediaUploadAnswer, UploadForm } from '../../schemas/media-upload';
 import { SendBadGatewayResponse, UpstreamErrorResponse } from '../../schemas/messages';
 import { AppError } from '../errors';
-import { createMediaUploader, MAX_UPLOAD_BYTES } from '../messaging/upload';
 import { uploadMedia, type UploadedMedia } from '../services/upload-media';
 
 const ONE_FILE = 'Send multipart/form-data with exactly one part: the file, named "file"';
@@ -21,11 +20,7 @@ const MULTIPART_ERRORS: Record<string, () => AppError> = {
 const mediaUpload: FastifyPluginAsyncTypebox = async (app) => {
   // Registered here only: every other route keeps the JSON-only rule. Limits stop a body that is not one file early.
   await app.register(multipart, { limits: { fileSize: MAX_UPLOAD_BYTES + 1, files: 1, fields: 0, parts: 1, headerPairs: 20 } });
-  const uploader = createMediaUploader({ baseUrl: app.config.messagingApiUrl, timeoutMs: app.config.messagingTimeoutMs, log: app.log });
-  app.addHook('onClose', async () => {
-    await uploader.close();
-  });
-  const deps = { uploader, openToken: app.openMessagingToken };
+  const deps = { uploader: app.mediaUploader, openToken: app.openMessagingToken };
 
   app.post('/api/media', {
     preValidation: app.authenticate,

@@ -1,7 +1,8 @@
 // Uploading a user's file to their network account (SPEC §12): the kind and limit follow from the MIME type; no credit.
 import type { UserRow } from '../db/tables';
 import { AppError } from '../errors';
-import { UPLOAD_KINDS, type MediaUploader } from '../messaging/upload';
+import { UPLOAD_KINDS } from '../../schemas/media-upload';
+import type { MediaUploader } from '../messaging/upload';
 import { failureError } from './send-failures';
 import { accountOf, type SendDeps } from './send-message';
 
