@@ -48,6 +48,10 @@ export const ConfigSchema = Type.Object({
   metricsToken: Type.Optional(Type.String({ minLength: 16 })),
   // Largest inbound media file archived, in bytes.
   mediaMaxBytes: Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER }),
+  // The archive's total size cap in bytes; unset: no cap (the free-space floor still holds).
+  mediaArchiveMaxBytes: Type.Optional(Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER })),
+  // Free space (MiB) the database's filesystem keeps: below it /readyz warns and no media download starts.
+  storageMinFreeMb: Type.Integer({ minimum: 0, maximum: 1_048_576 }),
 });
 export type Config = Static<typeof ConfigSchema>;
 
@@ -60,7 +64,7 @@ const VARIABLES: Record<keyof Config, [string, string | undefined]> = {
   jwtTtl: ['JWT_TTL', '12h'],
   adminEmail: ['ADMIN_EMAIL', undefined],
   adminPassword: ['ADMIN_PASSWORD', undefined],
-  messagingApiUrl: ['MESSAGING_API_URL', 'https://graph.facebook.com/v23.0'],
+  messagingApiUrl: ['MESSAGING_API_URL', 'https://graph.facebook.com/v25.0'],
   messagingVerifyToken: ['MESSAGING_VERIFY_TOKEN', undefined],
   messagingAppSecret: ['MESSAGING_APP_SECRET', undefined],
   messagingTimeoutMs: ['MESSAGING_TIMEOUT_MS', '10000'],
@@ -75,6 +79,8 @@ const VARIABLES: Record<keyof Config, [string, string | undefined]> = {
   retentionMessagesDays: ['RETENTION_MESSAGES_DAYS', '0'],
   metricsToken: ['METRICS_TOKEN', undefined],
   mediaMaxBytes: ['MEDIA_MAX_BYTES', '104857600'],
+  mediaArchiveMaxBytes: ['MEDIA_ARCHIVE_MAX_BYTES', undefined],
+  storageMinFreeMb: ['STORAGE_MIN_FREE_MB', '64'],
 };
 
 /** Variables whose values never appear in an error message. */

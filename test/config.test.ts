@@ -14,7 +14,7 @@ t.test('defaults with an empty environment', async (t) => {
     port: 3000,
     databasePath: join(projectRoot, 'data', 'gateway.db'),
     jwtTtl: '12h',
-    messagingApiUrl: 'https://graph.facebook.com/v23.0',
+    messagingApiUrl: 'https://graph.facebook.com/v25.0',
     messagingTimeoutMs: 10000,
     messagingAllowUnsigned: false,
     timezone: 'UTC',
@@ -25,6 +25,7 @@ t.test('defaults with an empty environment', async (t) => {
     retentionWebhookEventsDays: 30,
     retentionMessagesDays: 0,
     mediaMaxBytes: 104857600,
+    storageMinFreeMb: 64,
   });
   t.equal(durationSeconds('12h'), 43200);
   t.equal(durationSeconds('90'), 90);
@@ -32,14 +33,16 @@ t.test('defaults with an empty environment', async (t) => {
 
 t.test('values are converted; empty means default', async (t) => {
   const config = parseConfig({ PORT: '8080', COOKIE_SECURE: 'true', TRUST_PROXY: '1', DATABASE_PATH: ':memory:', TIMEZONE: 'Europe/Berlin', HOST: '',
-    RETENTION_MESSAGES_DAYS: '90', RETENTION_WEBHOOK_EVENTS_DAYS: '0' });
-  t.match(config, { retentionMessagesDays: 90, retentionWebhookEventsDays: 0, port: 8080, cookieSecure: true, trustProxy: 1, databasePath: ':memory:', timezone: 'Europe/Berlin', host: '127.0.0.1' });
+    RETENTION_MESSAGES_DAYS: '90', RETENTION_WEBHOOK_EVENTS_DAYS: '0', MEDIA_ARCHIVE_MAX_BYTES: '1000000', STORAGE_MIN_FREE_MB: '0' });
+  t.match(config, { mediaArchiveMaxBytes: 1000000, storageMinFreeMb: 0, retentionMessagesDays: 90, retentionWebhookEventsDays: 0, port: 8080, cookieSecure: true, trustProxy: 1, databasePath: ':memory:', timezone: 'Europe/Berlin', host: '127.0.0.1' });
 });
 
 t.test('an invalid value stops with a message naming the variable', async (t) => {
   const cases: [Record<string, string>, RegExp][] = [
     [{ PORT: 'abc' }, /^Invalid PORT: .*"abc"/],
     [{ PORT: '70000' }, /^Invalid PORT: /],
+    [{ MEDIA_ARCHIVE_MAX_BYTES: '0' }, /^Invalid MEDIA_ARCHIVE_MAX_BYTES: /],
+    [{ STORAGE_MIN_FREE_MB: '-1' }, /^Invalid STORAGE_MIN_FREE_MB: /],
     [{ JWT_SECRET: 'too-short' }, /^Invalid JWT_SECRET: /],
     [{ JWT_TTL: '12 hours' }, /^Invalid JWT_TTL: /],
     [{ COOKIE_SECURE: 'yes please' }, /^Invalid COOKIE_SECURE: /],
