@@ -2,6 +2,8 @@
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 
 const strict = { additionalProperties: false } as const;
+/** A business-scoped user id: a two-letter country code, a dot, an optional `ENT.` (a parent id), up to 128 letters and digits. */
+export const BSUID_PATTERN = '^[A-Z]{2}\\.(ENT\\.)?[A-Za-z0-9]{1,128}$';
 const Text = (maxLength: number) => Type.String({ minLength: 1, maxLength });
 const Link = Type.String({ pattern: '^https?://\\S+$', maxLength: 2000, description: 'http(s) URL the network fetches' });
 const MediaId = Type.String({ minLength: 1, maxLength: 200, description: 'id of uploaded media' });
@@ -110,7 +112,9 @@ export type NetworkTemplateComponent = Static<typeof NetworkTemplateComponent>;
 const SendCommon = {
   messaging_product: Type.String(),
   recipient_type: Type.Optional(Type.Literal('individual')),
-  to: Type.String({ minLength: 1, maxLength: 40 }),
+  // Exactly one of them: `to` a phone number, `recipient` a business-scoped user id (BSUID). Checked by who reads the body.
+  to: Type.Optional(Type.String({ minLength: 1, maxLength: 40 })),
+  recipient: Type.Optional(Type.String({ pattern: BSUID_PATTERN, description: 'business-scoped user id, e.g. US.13491208655302741918' })),
   context: Type.Optional(Type.Object({ message_id: Type.String({ minLength: 1 }) }, strict)),
   biz_opaque_callback_data: Type.Optional(Type.String({ maxLength: 512 })),
 };

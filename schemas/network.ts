@@ -12,7 +12,10 @@ export const WEBHOOK_OBJECT = 'whatsapp_business_account';
 /** Success: `messages[0].id` is the wamid; `contacts[0].wa_id` the recipient as the network knows it. */
 export const NetworkSendAnswer = Type.Object({
   messaging_product: Type.String(),
-  contacts: Type.Optional(Type.Array(Type.Object({ input: Type.String(), wa_id: Type.String({ minLength: 1 }) }))),
+  // `wa_id` when the network may share the phone number, `user_id` (the BSUID) since 2026: either may be absent.
+  contacts: Type.Optional(Type.Array(Type.Object({
+    input: Type.String(), wa_id: Type.Optional(Type.String({ minLength: 1 })), user_id: Type.Optional(Type.String({ minLength: 1 })),
+  }))),
   messages: Type.Array(Type.Object({ id: Type.String({ minLength: 1 }), message_status: Type.Optional(Type.String()) }), { minItems: 1 }),
 });
 export type NetworkSendAnswer = Static<typeof NetworkSendAnswer>;
@@ -86,7 +89,7 @@ export type NetworkStatus = Static<typeof NetworkStatus> & Record<string, unknow
 export type NetworkCallbackValue = Static<typeof NetworkMessagesValue> & {
   messaging_product: string;
   metadata: { display_phone_number: string };
-  contacts?: { profile: { name: string }; wa_id: string }[];
+  contacts?: { profile: { name?: string; username?: string }; wa_id?: string; user_id?: string; parent_user_id?: string }[];
   messages?: NetworkInboundMessage[];
   statuses?: NetworkStatus[];
 };

@@ -59,6 +59,7 @@ export async function startSandbox(options: SandboxOptions = {}) {
       return fail(response, behaviour.error, behaviour.retryAfter === undefined ? {} : { 'retry-after': String(behaviour.retryAfter) });
     }
     const body = checked.body;
+    if (body.to === undefined) return fail(response, 'invalid_parameter', {}, 'to: required');
     const wamid = freshWamid();
     const waId = behaviour.waId ?? body.to;
     reply(response, 200, sendAnswer(body.to, waId, wamid, body.type === 'template'));
