@@ -40,6 +40,8 @@ export interface AppOptions {
   hashSlots?: HashSlots;
   /** Node's process metrics on /metrics (the server turns them on; test apps leave them off). */
   processMetrics?: boolean;
+  /** Request-body bytes held in memory at once (64 MB; tests shrink it). */
+  bodyBudgetBytes?: number;
 }
 
 declare module 'fastify' {
@@ -121,7 +123,7 @@ export async function buildApp(config: Config, options: AppOptions = {}) {
   });
 
   await app.register(errorHandler);
-  await app.register(slowClients);
+  await app.register(slowClients, { budgetBytes: options.bodyBudgetBytes });
   await app.register(validation);
   await app.register(dbPlugin, { path: config.databasePath, tokenKey: config.messagingTokenKey });
   await app.register(passwordsPlugin, options.hashSlots ?? {});

@@ -1,6 +1,6 @@
 // A real browser against the real app on a loopback port: log in through /admin/login, open a thread,
-// see bubbles and ticks, and keep a screenshot in test-artifacts/.
-import { existsSync, mkdirSync } from 'node:fs';
+// see bubbles and ticks, and keep screenshots in test-artifacts/ (docs/ only with UPDATE_SCREENSHOTS=1).
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
 import { chromium, type Browser } from 'playwright-core';
@@ -14,6 +14,8 @@ const CHROMIUM = '/usr/bin/chromium';
 const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
   '--disable-component-update', '--disable-sync'];
 const ARTIFACTS = join(projectRoot, 'test-artifacts');
+/** UPDATE_SCREENSHOTS=1 also writes the README's screenshots in docs/ (tracked: commit them on purpose). */
+const UPDATE_SCREENSHOTS = process.env.UPDATE_SCREENSHOTS === '1';
 
 // Afternoon in Lisbon: every seeded hour falls on a known day.
 const NOW = Date.parse('2026-11-21T15:00:00.000Z');
@@ -128,8 +130,10 @@ t.test('an inbound image is archived and shown in the thread; chips fit a phone;
   await img.evaluate((el) => (el as unknown as { decode(): Promise<void> }).decode());
   t.equal(await img.evaluate((el) => (el as unknown as { naturalWidth: number }).naturalWidth), 480, 'the image is displayed (decoded from the archive)');
   t.equal(await page.locator('a.media-download', { hasText: 'Download document' }).count(), 1);
-  mkdirSync(join(projectRoot, 'docs'), { recursive: true });
-  await page.screenshot({ path: join(projectRoot, 'docs', 'thread-media.png'), fullPage: false });
+  // The README's picture (tracked in docs/) is rewritten only when asked; every run keeps its own copy in test-artifacts/.
+  mkdirSync(ARTIFACTS, { recursive: true });
+  const screenshot = await page.screenshot({ path: join(ARTIFACTS, 'thread-media.png'), fullPage: false });
+  if (UPDATE_SCREENSHOTS) writeFileSync(join(projectRoot, 'docs', 'thread-media.png'), screenshot);
 
   // A phone: every filter chip is whole (they wrap instead of being cut off).
   await page.setViewportSize({ width: 390, height: 844 });

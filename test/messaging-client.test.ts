@@ -8,12 +8,25 @@ import { PHONE_ID, testSandbox, TO, TOKEN, type Teardown } from './fixtures/send
 const account = { phoneNumberId: PHONE_ID, token: TOKEN };
 const text: OutboundMessage = { kind: 'text', to: TO, body: 'Hello "there" ✓' };
 
+/**
+ * The retry budget's clock: it moves only when the client waits between attempts, and records each wait
+ * (so no test waits for real, and none measures the wall clock).
+ */
+function fakeClock() {
+  const clock = { at: 0, waits: [] as number[], now: () => clock.at, sleep: async (ms: number) => {
+    clock.waits.push(ms);
+    clock.at += ms;
+  } };
+  return clock;
+}
+
 /** The generous default keeps a loaded machine from failing tests that are not about time. */
 async function setup(tt: Teardown, timeoutMs = 2000) {
   const sandbox = await testSandbox(tt);
-  const client = createMessagingClient({ baseUrl: `${sandbox.url}/v23.0`, timeoutMs });
+  const clock = fakeClock();
+  const client = createMessagingClient({ baseUrl: `${sandbox.url}/v23.0`, timeoutMs, clock });
   tt.teardown(() => client.close());
-  return { sandbox, client };
+  return { sandbox, client, clock };
 }
 
 /** A server that answers every request with `status` and `body` as given (not the network's shape). */
@@ -80,12 +93,13 @@ t.test('a wrong token is the network\'s 401 / 190', async (t) => {
 });
 
 t.test('HTTP 429 is retried, then succeeds', async (t) => {
-  const { sandbox, client } = await setup(t);
+  const { sandbox, client, clock } = await setup(t);
   sandbox.enqueue({ kind: 'fail', error: 'throttled' });
   t.equal((await client.send(account, text)).kind, 'accepted');
   t.equal(sandbox.requests.length, 2);
   t.equal(sandbox.requests[0]!.body, sandbox.requests[1]!.body, 'the same request again');
-  t.ok(sandbox.requests[1]!.at - sandbox.requests[0]!.at >= 100, 'after a backoff');
+  t.equal(clock.waits.length, 1, 'one wait, between the two attempts');
+  t.ok(clock.waits[0]! >= 100 && clock.waits[0]! <= 200, `after a backoff of 100–200 ms (${clock.waits[0]} ms)`);
 });
 
 t.test('throttling and unavailability codes in a 4xx/5xx are retried', async (t) => {
@@ -96,12 +110,14 @@ t.test('throttling and unavailability codes in a 4xx/5xx are retried', async (t)
 });
 
 t.test('persistent throttling: 3 attempts at most, then throttled', async (t) => {
-  const { sandbox, client } = await setup(t, 1000);
+  const { sandbox, client, clock } = await setup(t, 1000);
   sandbox.enqueue(...Array.from({ length: 5 }, () => ({ kind: 'fail' as const, error: 'throttled' as const })));
-  const started = Date.now();
   t.match(await client.send(account, text), { kind: 'throttled', retryAfterSeconds: 1, upstream: { http_status: 429, code: 130429 } });
   t.equal(sandbox.requests.length, 3);
-  t.ok(Date.now() - started < 2000, 'within 2 × the timeout');
+  t.equal(clock.waits.length, 2, 'a wait before each retry');
+  const waited = clock.waits.reduce((sum, ms) => sum + ms, 0);
+  // Each retry starts with at least half a timeout of the 2 × timeout budget left.
+  t.ok(waited + 1000 / 2 <= 2 * 1000, `within 2 × the timeout (${clock.waits.join(' + ')} ms of waits)`);
 });
 
 t.test('the pair rate limit (131056) is never retried', async (t) => {
@@ -112,28 +128,28 @@ t.test('the pair rate limit (131056) is never retried', async (t) => {
 });
 
 t.test('Retry-After is waited for when the budget allows it', async (t) => {
-  const { sandbox, client } = await setup(t, 1000);
+  const { sandbox, client, clock } = await setup(t, 1000);
   sandbox.enqueue({ kind: 'fail', error: 'throttled', retryAfter: 1 });
   t.equal((await client.send(account, text)).kind, 'accepted');
   t.equal(sandbox.requests.length, 2);
-  t.ok(sandbox.requests[1]!.at - sandbox.requests[0]!.at >= 1000, 'waited the Retry-After second');
+  t.same(clock.waits, [1000], 'waited the Retry-After second (longer than the backoff)');
 });
 
 t.test('a Retry-After beyond the budget ends the send at once, passing it on', async (t) => {
-  const { sandbox, client } = await setup(t, 300);
+  const { sandbox, client, clock } = await setup(t, 300);
   sandbox.enqueue({ kind: 'fail', error: 'throttled', retryAfter: 30 });
   t.match(await client.send(account, text), { kind: 'throttled', retryAfterSeconds: 30 });
   t.equal(sandbox.requests.length, 1);
+  t.same(clock.waits, [], 'no wait');
 });
 
 t.test('a timeout after the request was written is never retried', async (t) => {
-  const { sandbox, client } = await setup(t, 300);
+  const { sandbox, client, clock } = await setup(t, 300);
   sandbox.enqueue({ kind: 'accept', delayMs: 1000 });
-  const started = Date.now();
-  t.match(await client.send(account, text), { kind: 'unavailable', reason: 'timeout' });
-  const elapsed = Date.now() - started;
-  t.ok(elapsed >= 290 && elapsed < 600, `gave up after the timeout (${elapsed} ms)`);
+  // The detail names the deadline the one attempt had: the timeout, not what was left of the budget after a wait.
+  t.same(await client.send(account, text), { kind: 'unavailable', reason: 'timeout', detail: 'no complete answer within 300 ms' });
   t.equal(sandbox.requests.length, 1);
+  t.same(clock.waits, [], 'no wait, no retry');
 });
 
 t.test('a connection reset before any answer is retried', async (t) => {

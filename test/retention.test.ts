@@ -2,7 +2,8 @@
 // idempotency keys and revoked sessions go in batches; fresh data and `0` (keep forever) stay; freed pages are reused.
 import t from 'tap';
 import type { App } from '../src/app';
-import { BATCH } from '../src/jobs/retention';
+import { createRetentionRepo } from '../src/db/retention-repo';
+import { BATCH, createRetentionSweep } from '../src/jobs/retention';
 import { bearer, buildTestApp, createAdmin, createUser } from './helper';
 import { acceptedOutbound, deliver, envelope, statusItem, textItem } from './fixtures/webhooks';
 
@@ -114,16 +115,36 @@ t.test('many rows go in batches of a few hundred, all of them', async (t) => {
     app.messagesRepo.insertInbound({ userId: owner.id, contactWaId: '15550000001', contactName: null,
       wamid: 'wamid.keep', type: 'text', text: 'x', payloadJson: '{}', createdAt: NOW });
   });
-  const before = app.writer.stats().writes;
   clock.now = NOW;
+  // The app's own sweep, built as its plugin builds it, except that each write it makes counts the rows of the two
+  // tables before and after its body (inside the same transaction): the size of every delete batch, as stored.
+  const batches: { messages: number; webhookEvents: number }[] = [];
+  const rowsNow = () => ({ messages: count(app, 'messages'), webhookEvents: count(app, 'webhook_events') });
+  const sweep = createRetentionSweep({
+    writer: {
+      write: (body) => app.writer.write(() => {
+        const before = rowsNow();
+        const result = body();
+        const after = rowsNow();
+        batches.push({ messages: before.messages - after.messages, webhookEvents: before.webhookEvents - after.webhookEvents });
+        return result;
+      }),
+    },
+    retention: createRetentionRepo(app.db), events: app.webhookEventsRepo, sessions: app.sessionsRepo, now: app.now, log: app.log,
+    webhookEventsDays: app.config.retentionWebhookEventsDays, messagesDays: app.config.retentionMessagesDays,
+    media: { remove: app.mediaFiles.remove, sweepOrphans: app.mediaDownloads.sweepOrphans },
+  });
 
-  const totals = await app.retentionSweep.run();
+  const totals = await sweep.run();
   t.match(totals, { messages: 1300, conversations: 200, webhookEvents: 1200 });
   t.same(rows(app, 'SELECT wamid FROM messages'), [{ wamid: 'wamid.keep' }]);
   t.equal(count(app, 'conversations'), 1);
   t.equal(count(app, 'webhook_events'), 0);
-  const writes = app.writer.stats().writes - before;
-  t.ok(writes >= Math.ceil(1300 / BATCH) + Math.ceil(1200 / BATCH), `${writes} writes, none over ${BATCH} rows`);
+  t.equal(BATCH, 500, 'the batch the README states');
+  const sizes = (key: 'messages' | 'webhookEvents') => batches.map((batch) => batch[key]).filter((n) => n > 0);
+  t.same(sizes('webhookEvents'), [500, 500, 200], 'raw callbacks: three batches, none over 500 rows');
+  t.same(sizes('messages'), [500, 500, 300], 'messages (the big conversation read again after each flush): none over 500 rows');
+  t.equal(batches.filter((batch) => batch.messages > 0 && batch.webhookEvents > 0).length, 0, 'one table per batch');
 });
 
 t.test('each raw callback is linked to the user it was routed to; deleting the user deletes its raw callbacks', async (t) => {

@@ -57,7 +57,13 @@ t.test('a token set through the API is not on disk in clear, in the database or 
 
   const stored = app.usersRepo.findById(id)!.messagingToken!;
   t.ok(isSealed(stored));
-  t.not(stored, created.json().messaging_token);
+  t.not(stored, TOKEN, 'not stored in clear');
+  t.equal(createTokenCipher(resolveTokenKey(undefined, databasePath)).open(stored), TOKEN, 'sealed with the key beside the database');
+  for (const answer of [created, updated]) {
+    t.notOk('messaging_token' in answer.json(), 'the answer has no token field');
+    t.equal(answer.json().messaging_token_set, true, 'only that one is set');
+    t.notOk(answer.body.includes(TOKEN) || answer.body.includes(stored), 'neither the token nor its sealed form is answered');
+  }
   const res = await send(id);
   t.equal(res.statusCode, 201);
   t.equal(sandbox.requests[0]!.headers.authorization, `Bearer ${TOKEN}`, 'the network gets the clear token');

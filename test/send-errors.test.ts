@@ -87,10 +87,7 @@ t.test('a connection reset before the answer is retried', async (t) => {
 t.test('timeout: 504 MESSAGING_UNAVAILABLE, no retry, failed and refunded', async (t) => {
   const ctx = await sendingApp(t, { config: { messagingTimeoutMs: 300 }, options: { now: () => NOW } });
   ctx.sandbox.enqueue({ kind: 'accept', delayMs: 1500 });
-  const started = Date.now();
   const res = await ctx.sendText();
-  const elapsed = Date.now() - started;
-  t.ok(elapsed >= 300 && elapsed < 1200, `gave up after one timeout (${elapsed} ms)`);
   t.equal(res.statusCode, 504);
   t.same(res.json(), {
     statusCode: 504, code: 'MESSAGING_UNAVAILABLE', error: 'Gateway Timeout',

@@ -1,10 +1,9 @@
 // Slow and bulky clients over real loopback sockets: a request not fully arrived by REQUEST_TIMEOUT_MS gets 408 in our
 // shape and is closed; others keep being served; the webhook's 3 MB limit and the body budget hold.
 import { connect } from 'node:net';
-import Fastify from 'fastify';
 import t from 'tap';
-import errorHandler from '../src/plugins/error-handler';
-import slowClients from '../src/plugins/slow-clients';
+import { BODY_BUDGET_BYTES } from '../src/plugins/slow-clients';
+import { sendingApp } from './fixtures/sending';
 import { buildTestApp } from './helper';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
@@ -120,30 +119,27 @@ t.test('the webhook refuses a body of 3 MB + 1 byte with 413, on a real socket t
 });
 
 t.test('bodies beyond the budget of bytes held at once get 503 BUSY; the budget is returned after each answer', async (t) => {
-  const app = Fastify({ bodyLimit: 1024 * 1024 });
-  t.teardown(() => app.close());
-  await app.register(errorHandler);
-  await app.register(slowClients, { budgetBytes: 100_000 });
-  let release!: () => void;
-  const gate = new Promise<void>((r) => { release = r; });
-  // The first request holds its 60 KB body until the gate opens, as a handler still at work would.
-  app.post('/hold', async (request) => { await gate; return { size: JSON.stringify(request.body).length }; });
-  app.post('/echo', async (request) => ({ size: JSON.stringify(request.body).length }));
-  const body = (n: number) => JSON.stringify({ pad: 'x'.repeat(n) });
+  t.equal(BODY_BUDGET_BYTES, 64 * 1024 * 1024, 'the budget the real app has unless told otherwise');
+  // The real app with a 10 KB budget. A send holds its ~4 KB body until its answer, and the network holds the send.
+  const ctx = await sendingApp(t, { config: { messagingAppSecret: 'budget-secret' }, options: { bodyBudgetBytes: 10_000 } });
+  ctx.sandbox.enqueue({ kind: 'accept', delayMs: 60_000 });
+  const held = ctx.sendText('x'.repeat(4000));
+  while (ctx.sandbox.requests.length === 0) await new Promise((resolve) => setImmediate(resolve));
+  /** A webhook callback of `n` bytes: past the budget it is checked for its signature (and refused for it). */
+  const callback = (n: number) => ctx.app.inject({
+    method: 'POST', url: WEBHOOK, headers: { 'content-type': 'application/json' }, payload: `{"pad":"${'x'.repeat(n - 10)}"}`,
+  });
 
-  const held = app.inject({ method: 'POST', url: '/hold', headers: { 'content-type': 'application/json' }, payload: body(60_000) });
-  await new Promise((r) => setTimeout(r, 50));
-  const refused = await app.inject({ method: 'POST', url: '/echo', headers: { 'content-type': 'application/json' }, payload: body(50_000) });
+  const refused = await callback(7000);
   t.equal(refused.statusCode, 503);
   t.same(refused.json(), { statusCode: 503, code: 'BUSY', error: 'Service Unavailable',
     message: 'Too many large requests are being received at once; retry shortly' });
   t.equal(refused.headers['retry-after'], '5');
-  const small = await app.inject({ method: 'POST', url: '/echo', headers: { 'content-type': 'application/json' }, payload: body(10_000) });
-  t.equal(small.statusCode, 200, 'a body that fits the rest of the budget passes');
+  t.equal((await callback(5000)).json().code, 'INVALID_SIGNATURE', 'a body that fits the rest of the budget passes');
+  t.equal((await callback(7000)).json().code, 'BUSY', 'the refused and the answered bodies gave their bytes back; the send still holds its own');
 
-  release();
-  t.equal((await held).statusCode, 200);
-  const again = await app.inject({ method: 'POST', url: '/echo', headers: { 'content-type': 'application/json' }, payload: body(90_000) });
-  t.equal(again.statusCode, 200, 'the held bytes were returned');
-  t.same(again.json(), { size: 90_010 });
+  // The network lets go of the send (its connection closes): the send is answered, and its bytes are returned.
+  await ctx.sandbox.close();
+  t.equal((await held).statusCode, 504);
+  t.equal((await callback(9000)).json().code, 'INVALID_SIGNATURE', 'the held bytes were returned');
 });

@@ -1,7 +1,9 @@
 // Storage faults (disk full, read-only file): every write answers 503 STORAGE_UNAVAILABLE with Retry-After, /readyz
 // says why, reads keep working, and the gateway recovers by itself. A send the network accepted is never sent twice.
 // The faults are SQLite's own: `max_page_count` (the file may not grow: SQLITE_FULL) and `query_only` (SQLITE_READONLY),
-// set on the app's own connection.
+// set on the app's own connection; and a real I/O error: this test process's file-size limit lowered to 0 with
+// `prlimit`, so every write(2) fails with EFBIG, which SQLite reports as SQLITE_IOERR_*.
+import { execFileSync } from 'node:child_process';
 import t from 'tap';
 import type { App } from '../src/app';
 import { sendingApp, TO } from './fixtures/sending';
@@ -68,6 +70,51 @@ t.test('a read-only database: every write 503 with Retry-After, readyz 503 with 
   t.equal((await createUser(1)).statusCode, 201);
   t.equal((await callback('wamid.during')).statusCode, 200, 'the redelivered callback is stored now');
   t.match(inboxRows(app), [{ state: 'processed' }]);
+  t.equal(logged(logs(), 'storage refuses writes: every write answers 503 until it is fixed').length, 1, 'the fault is logged once');
+  t.equal(logged(logs(), 'storage takes writes again').length, 1);
+});
+
+/** Sets this process's soft limit on the size of a file it writes (`unlimited` or bytes): past it, write(2) fails. */
+const fileSizeLimit = (limit: string) => execFileSync('prlimit', ['--pid', String(process.pid), `--fsize=${limit}:`]);
+
+t.test('an I/O error: every write 503 with Retry-After, readyz 503 with the reason, reads 200; back without a restart', async (t) => {
+  const { app, sandbox, user, sendText, createUser, callback, reads, logs } = await setup(t);
+  t.equal((await sendText('before')).statusCode, 201);
+  t.equal((await ready(app)).statusCode, 200);
+
+  // Each refused write also raises SIGXFSZ: a listener of our own keeps tap's exit handler from ending the process on it.
+  const ignore = () => undefined;
+  process.on('SIGXFSZ', ignore);
+  fileSizeLimit('0');
+  t.teardown(() => {
+    fileSizeLimit('unlimited');
+    process.off('SIGXFSZ', ignore);
+  });
+  const answers = [await sendText('during'), await createUser(1), await callback('wamid.during')];
+  for (const res of answers) {
+    t.equal(res.statusCode, 503);
+    t.equal(res.headers['retry-after'], '10');
+    t.same(res.json(), storage503('the disk reports an I/O error'));
+  }
+  t.equal(sandbox.requests.length, 1, 'nothing sent: the credit could not be reserved');
+  const probe = await ready(app);
+  t.equal(probe.statusCode, 503);
+  t.match(probe.json(), {
+    statusCode: 503, code: 'STORAGE_UNAVAILABLE', error: 'Service Unavailable',
+    message: /^The database does not take writes: the disk reports an I\/O error \(SQLITE_IOERR(_[A-Z]+)?\)$/,
+  });
+  t.same(await reads(), [200, 200, 200], 'reads keep working');
+  t.equal(app.creditsRepo.used(user.id, new Date().toISOString().slice(0, 7)), 1);
+  t.same(inboxRows(app), [], 'the callback was not stored (the network delivers it again)');
+
+  fileSizeLimit('unlimited');
+  await until('readyz 200 with no other traffic', async () => (await ready(app)).statusCode === 200);
+  t.same((await ready(app)).json(), { status: 'ready' });
+  t.equal((await sendText('after')).statusCode, 201);
+  t.equal((await createUser(1)).statusCode, 201);
+  t.equal((await callback('wamid.during')).statusCode, 200, 'the redelivered callback is stored now');
+  t.match(inboxRows(app), [{ state: 'processed' }]);
+  t.equal(app.db.$client.pragma('integrity_check', { simple: true }), 'ok', 'the file is whole');
   t.equal(logged(logs(), 'storage refuses writes: every write answers 503 until it is fixed').length, 1, 'the fault is logged once');
   t.equal(logged(logs(), 'storage takes writes again').length, 1);
 });

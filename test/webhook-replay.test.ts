@@ -188,12 +188,18 @@ t.test('the periodic run counts attempts the same way; an outcome that cannot be
   t.match(inboxRows(app), [{ state: 'dead', attempts: 5 }, { state: 'dead', attempts: 5 }]);
 });
 
-/** `count` failed events (one inbound message each), written straight into the inbox as a crash would leave them. */
-function seedFailed(app: App, count: number): void {
+/**
+ * `count` failed events (one inbound message each), written straight into the inbox as a crash would leave them;
+ * `padding` spaces after each JSON body make a raw callback that large (still valid JSON).
+ */
+function seedFailed(app: App, count: number, padding = 0): void {
   const insert = app.db.$client.prepare(`INSERT INTO webhook_events (received_at, raw_body, state, error, attempts, processed_at)
     VALUES (?, ?, 'failed', 'earlier failure', 1, ?)`);
   app.db.$client.transaction(() => {
-    for (let i = 0; i < count; i++) insert.run(1, envelope(PHONE, { messages: [textItem(`wamid.seed.${i}`, '15551234567', 1767225600 + i, `m${i}`)] }), 1);
+    for (let i = 0; i < count; i++) {
+      const body = envelope(PHONE, { messages: [textItem(`wamid.seed.${i}`, '15551234567', 1767225600 + i, `m${i}`)] });
+      insert.run(1, body + ' '.repeat(padding), 1);
+    }
   })();
 }
 
@@ -218,6 +224,31 @@ t.test('the start-up replay runs in batches after ready, yielding to the event l
   t.equal(processedCount(app), 500);
   t.equal(messageCount(app), 500);
   t.match(inboxRows(app).slice(0, 1), [{ state: 'processed', attempts: 2, error: null }]);
+});
+
+t.test('a replay batch holds at most 50 events, or stops once it has read 1 MB of raw callbacks', async (t) => {
+  const { app } = await start(t, tempDir(t));
+  await createUser(app, { email: 'owner@example.com', messagingPhoneNumberId: PHONE });
+  /** Walks the replay as the job does, batch by batch: each batch's outcome and the events it processed (stored state). */
+  async function walk() {
+    const batches: { events: number; processed: number }[] = [];
+    let afterId = 0;
+    for (let before = processedCount(app); ; before = processedCount(app)) {
+      const batch = await app.webhookInbox.replayBatch(afterId);
+      if (!batch) return batches;
+      afterId = batch.lastId;
+      batches.push({ events: batch.events, processed: processedCount(app) - before });
+    }
+  }
+
+  seedFailed(app, 120);
+  t.same(await walk(), [{ events: 50, processed: 50 }, { events: 50, processed: 50 }, { events: 20, processed: 20 }]);
+  t.equal(messageCount(app), 120);
+
+  // 400 KB callbacks: the third one takes a batch past 1 MB, so the batch ends after it.
+  app.db.$client.exec('DELETE FROM webhook_events');
+  seedFailed(app, 7, 400 * 1024);
+  t.same(await walk(), [{ events: 3, processed: 3 }, { events: 3, processed: 3 }, { events: 1, processed: 1 }]);
 });
 
 t.test('closing the app during a replay stops it between batches; the rest is processed at the next start-up', async (t) => {

@@ -36,6 +36,8 @@ export interface MessagingClientOptions {
   log?: { warn(details: object, message: string): void };
   /** Told of every call to the network (each retry is one) and its duration: the metrics. */
   observe?: (result: SendResult, seconds: number) => void;
+  /** The retry budget's clock and the wait between attempts (tests record the waits instead of waiting). */
+  clock?: { now(): number; sleep(ms: number): Promise<unknown> };
 }
 
 /** A template header as the network's header component. */
@@ -94,6 +96,7 @@ export function createMessagingClient(options: MessagingClientOptions) {
   const base = new URL(options.baseUrl);
   const basePath = base.pathname.replace(/\/+$/, '');
   const { timeoutMs } = options;
+  const clock = options.clock ?? { now: Date.now, sleep };
   const pool = new Pool(base.origin, {
     connections: options.connections ?? 32,
     keepAliveTimeout: 10_000,
@@ -141,16 +144,16 @@ export function createMessagingClient(options: MessagingClientOptions) {
     async send(account: MessagingAccount, message: OutboundMessage): Promise<SendResult> {
       const path = `${basePath}/${encodeURIComponent(account.phoneNumberId)}/messages`;
       const payload = JSON.stringify(wireBody(message));
-      const deadline = Date.now() + 2 * timeoutMs;
+      const deadline = clock.now() + 2 * timeoutMs;
       for (let n = 1; ; n++) {
         const startedAt = performance.now();
-        const outcome = await attempt(path, account.token, payload, message.to, Math.min(timeoutMs, deadline - Date.now()));
+        const outcome = await attempt(path, account.token, payload, message.to, Math.min(timeoutMs, deadline - clock.now()));
         options.observe?.(outcome.result, (performance.now() - startedAt) / 1000);
         if (!outcome.retry || n === MAX_ATTEMPTS) return outcome.result;
         const wait = Math.max(backoffMs(n), outcome.retryAfterMs ?? 0);
         // A retry needs at least half a timeout left after its wait, or it is not worth starting.
-        if (Date.now() + wait + timeoutMs / 2 > deadline) return outcome.result;
-        await sleep(wait);
+        if (clock.now() + wait + timeoutMs / 2 > deadline) return outcome.result;
+        await clock.sleep(wait);
       }
     },
 
