@@ -42,15 +42,17 @@ export function storageFaultReason(error: unknown): string | undefined {
   return STORAGE_FAULTS.find(([prefix]) => code === prefix || code.startsWith(`${prefix}_`))?.[1];
 }
 
-/** 503 STORAGE_UNAVAILABLE: nothing of the request was stored; retry later. */
-export function storageUnavailable(reason: string): AppError {
-  return new AppError(503, 'STORAGE_UNAVAILABLE', `The gateway cannot store data right now (${reason}); nothing was changed, retry later`,
+/**
+ * 503 STORAGE_UNAVAILABLE: nothing of the request was stored; retry later. The cause (a full disk, a SQLite code) is
+ * the operator's business: it goes to the log, /readyz and /metrics, never to a client.
+ */
+export function storageUnavailable(): AppError {
+  return new AppError(503, 'STORAGE_UNAVAILABLE', 'The gateway cannot store data right now; nothing was changed, retry later',
     undefined, { 'retry-after': String(STORAGE_RETRY_AFTER_S) });
 }
 
 /** The AppError a storage fault is answered with, or undefined when `error` is not one. Already mapped errors pass through. */
 export function asStorageError(error: unknown): AppError | undefined {
   if (error instanceof AppError) return error.code === 'STORAGE_UNAVAILABLE' ? error : undefined;
-  const reason = storageFaultReason(error);
-  return reason === undefined ? undefined : storageUnavailable(reason);
+  return storageFaultReason(error) === undefined ? undefined : storageUnavailable();
 }

@@ -46,6 +46,15 @@ t.test('create-admin: the piped password, never printed; an ADMIN that can log i
   t.equal((await login(app, 'root@example.com', 'piped secret password')).statusCode, 200, 'the existing admin is untouched');
 });
 
+t.test('create-admin with a passwd-style pipe: only the first line is the password', async (t) => {
+  const { app, config } = await buildTestApp(t);
+  const run = await runCli('admin', ['create-admin', 'twice@example.com'], { DATABASE_PATH: config.databasePath }, 'first line secret\r\nfirst line secret\n');
+  t.equal(run.code, 0, run.stderr);
+  t.equal(run.stdout, 'Administrator twice@example.com created with the password read from standard input\n');
+  t.equal((await login(app, 'twice@example.com', 'first line secret')).statusCode, 200);
+  t.equal((await login(app, 'twice@example.com', 'first line secret\r\nfirst line secret')).statusCode, 401);
+});
+
 t.test('create-admin with nothing piped: a random password printed once', async (t) => {
   const { app, config } = await buildTestApp(t);
   const run = await runCli('admin', ['create-admin', 'ops@example.com'], { DATABASE_PATH: config.databasePath });
@@ -64,6 +73,9 @@ t.test('errors: a clear message and a non-zero exit, nothing changed', async (t)
     [['reset-password', 'a b@example.com'], undefined, 1, /is not a valid e-mail address/],
     [['create-admin', 'short@example.com'], 'short\n', 1, /^Error: The password read from standard input must be 8 to 256 characters long\n$/],
     [['create-admin', 'long@example.com'], 'x'.repeat(257), 1, /must be 8 to 256 characters long/],
+    [['create-admin', 'tab@example.com'], 'with\ta tab inside\n', 1,
+      /^Error: The password read from standard input contains a control character \(a tab, an escape …\); choose one without\n$/],
+    [['create-admin', 'esc@example.com'], 'escape \u001b[31m red\n', 1, /contains a control character/],
     [['delete-everything', 'x@example.com'], undefined, 2, /^Error: Unknown command "delete-everything"\nUsage: npm run admin/],
     [['create-admin'], undefined, 2, /^Error: create-admin takes exactly one EMAIL\n/],
     [[], undefined, 2, /^Error: Unknown command ""/],

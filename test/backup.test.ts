@@ -1,12 +1,13 @@
 // `npm run backup` while the gateway runs and takes writes: a consistent, checked, private copy plus the key files;
 // a restore (the copy and the keys in another folder) starts and serves the data, sessions and tokens included.
-import { copyFileSync, existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { copyFileSync, cpSync, existsSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import t from 'tap';
 import { bearer, buildTestApp, createAdmin, createUser, tempDir } from './helper';
 import { runCli } from './fixtures/cli';
 import { deliver, envelope, messageCount, textItem } from './fixtures/webhooks';
+import { downloadState, eventually, mediaApp } from './fixtures/stored-media';
 
 const SECRET = 'backup-secret';
 const PHONE = '900000000000001';
@@ -118,4 +119,71 @@ t.test('an existing FILE is kept unless --force; bad command lines and a missing
   t.match(none.stderr, /^Error: No database at .*missing\.db/);
   t.notOk(existsSync(missing));
   t.notOk(existsSync(join(out, 'x.db')));
+});
+
+t.test('backup to a DIR holds the database, the keys and exactly the media it lists; a restore serves them, a lost file is downloaded again', async (t) => {
+  const live = tempDir(t, 'gateway-live-');
+  const source = await mediaApp(t, { databasePath: join(live, 'gateway.db'), jwtSecret: undefined });
+  const ids = await source.receive(3);
+  // Not listed as stored by the database: a partial download and a file nobody lists are never copied.
+  writeFileSync(join(live, 'gateway.media', '999999'), 'orphan');
+  writeFileSync(join(live, 'gateway.media', `${ids[0]}.part`), 'partial');
+
+  const out = tempDir(t, 'gateway-backup-');
+  const run = await runCli('backup', ['snap/'], { DATABASE_PATH: join(live, 'gateway.db'), INIT_CWD: out });
+  t.equal(run.code, 0, run.stderr);
+  const dir = join(out, 'snap');
+  const size = statSync(join(dir, 'gateway.db')).size;
+  const bytes = source.images.reduce((n, image) => n + image.length, 0);
+  t.equal(run.stdout, [
+    `Backup written to ${dir}/gateway.db (${size} bytes, integrity ok).`,
+    `Key file copied: ${dir}/token-key.`,
+    `Key file copied: ${dir}/jwt-secret.`,
+    `Media files copied: 3 (${bytes} bytes) to ${dir}/gateway.media/, exactly those the copy lists as stored.`,
+    `Restore: stop the gateway, copy everything in ${dir} into the folder of DATABASE_PATH (as gateway.db), start.`,
+    '',
+  ].join('\n'));
+  t.same(readdirSync(dir).sort(), ['gateway.db', 'gateway.media', 'jwt-secret', 'token-key'], 'no -wal, no staging folder left');
+  t.same(readdirSync(join(dir, 'gateway.media')).sort(), ids.map(String).sort());
+  t.equal(statSync(dir).mode & 0o777, 0o700);
+  t.equal(statSync(join(dir, 'gateway.media')).mode & 0o777, 0o700);
+  for (const file of ['gateway.db', 'jwt-secret', 'token-key', ...ids.map((id) => `gateway.media/${id}`)]) {
+    t.equal(statSync(join(dir, file)).mode & 0o777, 0o600, `${file} is 0600`);
+  }
+  t.equal(readFileSync(join(dir, 'jwt-secret'), 'utf8'), readFileSync(join(live, 'jwt-secret'), 'utf8'));
+
+  const again = await runCli('backup', ['snap'], { DATABASE_PATH: join(live, 'gateway.db'), INIT_CWD: out });
+  t.equal(again.code, 1, 'an existing folder is a DIR too; its backup is kept unless --force');
+  t.equal(again.stderr, `Error: ${dir}/gateway.db exists: choose another folder or add --force\n`);
+
+  // Restore into a new folder: every file served, the old session valid (the keys came along).
+  const restoredDir = tempDir(t, 'gateway-restored-');
+  cpSync(dir, restoredDir, { recursive: true });
+  const restored = await buildTestApp(t, { databasePath: join(restoredDir, 'gateway.db'), jwtSecret: undefined });
+  for (const [i, id] of ids.entries()) {
+    const served = await restored.app.inject({ method: 'GET', url: `/api/media/${id}`, headers: source.auth });
+    t.equal(served.statusCode, 200);
+    t.same(served.rawPayload, source.images[i]);
+  }
+
+  // A restore that lost a file: at start-up its message goes back to the download queue and is listed stored: false.
+  const lossyDir = tempDir(t, 'gateway-lossy-');
+  cpSync(dir, lossyDir, { recursive: true });
+  rmSync(join(lossyDir, 'gateway.media', String(ids[1])));
+  const lossy = await buildTestApp(t, { databasePath: join(lossyDir, 'gateway.db'), jwtSecret: undefined, messagingApiUrl: source.app.config.messagingApiUrl });
+  t.same(ids.map((id) => downloadState(lossy.app, id)), ['stored', 'pending', 'stored']);
+  const listed = await lossy.app.inject({ method: 'GET', url: `/api/user/${source.user.id}/conversations`, headers: source.auth });
+  const media = Object.fromEntries(listed.json()[0].messages.map((m: { id: number; media: unknown }) => [m.id, m.media]));
+  t.match(media[ids[0]!], { stored: true, url: `/api/media/${ids[0]}`, error: null });
+  t.match(media[ids[1]!], { stored: false, url: null, error: null });
+  const gone = await lossy.app.inject({ method: 'GET', url: `/api/media/${ids[1]}`, headers: source.auth });
+  t.equal(gone.statusCode, 404);
+  t.equal(gone.json().code, 'MEDIA_NOT_STORED');
+  t.match(lossy.logs(), /"count":1,.*"msg":"Media files on record are missing from the archive folder: they are downloaded again"/);
+  // Listening, its download worker fetches the file again from the network, which still has it.
+  await lossy.app.listen({ host: '127.0.0.1', port: 0 });
+  await eventually('downloaded again', () => downloadState(lossy.app, ids[1]!) === 'stored');
+  const back = await lossy.app.inject({ method: 'GET', url: `/api/media/${ids[1]}`, headers: source.auth });
+  t.equal(back.statusCode, 200);
+  t.same(back.rawPayload, source.images[1]);
 });

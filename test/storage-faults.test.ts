@@ -1,5 +1,6 @@
-// Storage faults (disk full, read-only file): every write answers 503 STORAGE_UNAVAILABLE with Retry-After, /readyz
-// says why, reads keep working, and the gateway recovers by itself. A send the network accepted is never sent twice.
+// Storage faults (disk full, read-only file): every write answers 503 STORAGE_UNAVAILABLE with Retry-After (the cause
+// only in the log, /readyz and /metrics), reads keep working, and the gateway recovers by itself; a tiny probe write
+// never makes it ready while callbacks fail; low free space is STORAGE_LOW. A send the network accepted is never sent twice.
 // The faults are SQLite's own: `max_page_count` (the file may not grow: SQLITE_FULL) and `query_only` (SQLITE_READONLY),
 // set on the app's own connection; and a real I/O error: this test process's file-size limit lowered to 0 with
 // `prlimit`, so every write(2) fails with EFBIG, which SQLite reports as SQLITE_IOERR_*.
@@ -8,7 +9,8 @@ import t from 'tap';
 import type { App } from '../src/app';
 import { sendingApp, TO } from './fixtures/sending';
 import { deliver, envelope, inboxRows, textItem } from './fixtures/webhooks';
-import { bearer, createAdmin } from './helper';
+import { bearer, buildTestApp, createAdmin } from './helper';
+import { freeBytes } from '../src/support/free-space';
 
 const SECRET = 'storage-secret';
 const until = async (what: string, check: () => boolean | Promise<boolean>) => {
@@ -19,10 +21,11 @@ const until = async (what: string, check: () => boolean | Promise<boolean>) => {
   }
 };
 const ready = (app: App) => app.inject({ method: 'GET', url: '/readyz' });
-const storage503 = (reason: string) => ({
+// The same for every cause: a client is not told about the gateway's disks.
+const STORAGE_503 = {
   statusCode: 503, code: 'STORAGE_UNAVAILABLE', error: 'Service Unavailable',
-  message: `The gateway cannot store data right now (${reason}); nothing was changed, retry later`,
-});
+  message: 'The gateway cannot store data right now; nothing was changed, retry later',
+};
 const logged = (logs: string, msg: string) => logs.split('\n').filter(Boolean).map((l) => JSON.parse(l)).filter((e) => e.msg === msg);
 const newUser = (i: number) => ({ email: `new${i}@example.com`, password: 'long enough password' });
 
@@ -51,7 +54,7 @@ t.test('a read-only database: every write 503 with Retry-After, readyz 503 with 
   for (const res of answers) {
     t.equal(res.statusCode, 503);
     t.equal(res.headers['retry-after'], '10');
-    t.same(res.json(), storage503('the database file is read-only'));
+    t.same(res.json(), STORAGE_503);
   }
   t.equal(sandbox.requests.length, 1, 'nothing sent: the credit could not be reserved');
   const probe = await ready(app);
@@ -64,9 +67,12 @@ t.test('a read-only database: every write 503 with Retry-After, readyz 503 with 
   t.equal(app.creditsRepo.used(user.id, new Date().toISOString().slice(0, 7)), 1);
 
   app.db.$client.pragma('query_only = OFF');
-  await until('readyz 200 with no other traffic', async () => (await ready(app)).statusCode === 200);
-  t.same((await ready(app)).json(), { status: 'ready' });
+  // The probe write commits now, but the failed callback and send have not been written since: not ready yet.
+  const batches = app.writer.stats().batches;
+  await until('a readiness probe committed', async () => (await ready(app), app.writer.stats().batches > batches));
+  t.match((await ready(app)).json(), { code: 'STORAGE_UNAVAILABLE', message: /read-only/ });
   t.equal((await sendText('after')).statusCode, 201);
+  t.same((await ready(app)).json(), { status: 'ready' }, 'a send stored again: ready');
   t.equal((await createUser(1)).statusCode, 201);
   t.equal((await callback('wamid.during')).statusCode, 200, 'the redelivered callback is stored now');
   t.match(inboxRows(app), [{ state: 'processed' }]);
@@ -94,7 +100,7 @@ t.test('an I/O error: every write 503 with Retry-After, readyz 503 with the reas
   for (const res of answers) {
     t.equal(res.statusCode, 503);
     t.equal(res.headers['retry-after'], '10');
-    t.same(res.json(), storage503('the disk reports an I/O error'));
+    t.same(res.json(), STORAGE_503, 'the client is not told the cause');
   }
   t.equal(sandbox.requests.length, 1, 'nothing sent: the credit could not be reserved');
   const probe = await ready(app);
@@ -108,9 +114,12 @@ t.test('an I/O error: every write 503 with Retry-After, readyz 503 with the reas
   t.same(inboxRows(app), [], 'the callback was not stored (the network delivers it again)');
 
   fileSizeLimit('unlimited');
-  await until('readyz 200 with no other traffic', async () => (await ready(app)).statusCode === 200);
-  t.same((await ready(app)).json(), { status: 'ready' });
+  // The probe commits again by itself, but the failed send and callback have not been written since: not ready yet.
+  const batches = app.writer.stats().batches;
+  await until('a readiness probe committed', async () => (await ready(app), app.writer.stats().batches > batches));
+  t.match((await ready(app)).json(), { code: 'STORAGE_UNAVAILABLE', message: /I\/O error/ });
   t.equal((await sendText('after')).statusCode, 201);
+  t.same((await ready(app)).json(), { status: 'ready' }, 'a send stored again: ready');
   t.equal((await createUser(1)).statusCode, 201);
   t.equal((await callback('wamid.during')).statusCode, 200, 'the redelivered callback is stored now');
   t.match(inboxRows(app), [{ state: 'processed' }]);
@@ -131,7 +140,7 @@ t.test('a full disk: callbacks and sends that need space get 503, nothing half-s
   for (const res of [send, hook]) {
     t.equal(res.statusCode, 503);
     t.equal(res.headers['retry-after'], '10');
-    t.same(res.json(), storage503('the disk is full'));
+    t.same(res.json(), STORAGE_503);
   }
   t.equal(sandbox.requests.length, 1, 'the big send never reached the network');
   t.equal(app.creditsRepo.used(user.id, new Date().toISOString().slice(0, 7)), 1, 'and took no credit');
@@ -140,8 +149,8 @@ t.test('a full disk: callbacks and sends that need space get 503, nothing half-s
   t.same(await reads(), [200, 200, 200]);
 
   client.pragma(`max_page_count = ${pages + 10_000}`);
-  await until('readyz 200', async () => (await ready(app)).statusCode === 200);
   t.equal((await sendText(big)).statusCode, 201);
+  t.equal((await ready(app)).statusCode, 200);
   t.equal((await callback('wamid.big', 'y'.repeat(200_000))).statusCode, 200);
   t.equal(sandbox.requests.length, 2);
 });
@@ -198,4 +207,54 @@ t.test('accepted by the network, not storable: 503 with wamid and sent:true, a r
   t.match(replay.json(), { id, wamid, status: 'accepted' });
   t.equal(sandbox.requests.length, 2);
   await until('readyz 200', async () => (await ready(app)).statusCode === 200);
+});
+
+t.test('a full disk with a tiny probe: the probe fits the last free pages, callbacks do not; /readyz stays 503 until one is stored', async (t) => {
+  const { app, callback, logs } = await setup(t);
+  const admin = await createAdmin(app, 'metrics@example.com');
+  const metrics = async () => (await app.inject({ method: 'GET', url: '/metrics', headers: bearer(app, admin) })).body;
+  const client = app.db.$client;
+  const pages = client.pragma('page_count', { simple: true }) as number;
+  // Room for a table's page or two (what the probe needs), not for a callback of 200 kB.
+  client.pragma(`max_page_count = ${pages + 2}`);
+  const big = 'y'.repeat(200_000);
+  const hook = await callback('wamid.big', big);
+  t.equal(hook.statusCode, 503);
+  t.same(hook.json(), STORAGE_503);
+  t.match(logged(logs(), 'storage refuses writes: every write answers 503 until it is fixed'), [{ code: 'SQLITE_FULL', reason: 'the disk is full' }],
+    'the cause is in the log');
+  t.match(await metrics(), /^gateway_storage_writable 0$/m);
+  t.match(await metrics(), /^gateway_storage_fault\{code="SQLITE_FULL"\} 1$/m);
+
+  const batches = app.writer.stats().batches;
+  await until('a readiness probe committed', async () => (await ready(app), app.writer.stats().batches > batches));
+  const probe = await ready(app);
+  t.equal(probe.statusCode, 503, 'the probe fitted, the callback would not: not ready');
+  t.same(probe.json(), { statusCode: 503, code: 'STORAGE_UNAVAILABLE', error: 'Service Unavailable',
+    message: 'The database does not take writes: the disk is full (SQLITE_FULL)' });
+  t.equal((await callback('wamid.big', big)).statusCode, 503, 'and indeed callbacks still fail');
+  t.equal((await ready(app)).statusCode, 503);
+
+  client.pragma(`max_page_count = ${pages + 10_000}`);
+  t.equal((await callback('wamid.big', big)).statusCode, 200, 'the network redelivers it: stored');
+  t.same((await ready(app)).json(), { status: 'ready' });
+  t.match(await metrics(), /^gateway_storage_writable 1$/m);
+  t.notMatch(await metrics(), /^gateway_storage_fault\{/m);
+});
+
+t.test('free space below STORAGE_MIN_FREE_MB: /readyz 503 STORAGE_LOW, /metrics shows the free bytes', async (t) => {
+  const { app, config } = await buildTestApp(t, { storageMinFreeMb: 1_048_576, metricsToken: 'metrics-token-0123456789' });
+  const res = await ready(app);
+  t.equal(res.statusCode, 503);
+  t.equal(res.headers['retry-after'], '10');
+  t.match(res.json(), { statusCode: 503, code: 'STORAGE_LOW', error: 'Service Unavailable',
+    message: /^The database's filesystem has [0-9]+ MiB free, below STORAGE_MIN_FREE_MB \(1048576 MiB\): free some space before writes fail$/ });
+  const told = Number(/has ([0-9]+) MiB/.exec(res.json().message)?.[1]);
+  t.ok(Math.abs(told - freeBytes(config.databasePath) / 1024 / 1024) < 64, `${told} MiB is the filesystem's free space`);
+  const scraped = (await app.inject({ method: 'GET', url: '/metrics', headers: { authorization: 'Bearer metrics-token-0123456789' } })).body;
+  const gauge = Number(/^gateway_storage_free_bytes ([0-9.e+]+)$/m.exec(scraped)?.[1]);
+  t.ok(gauge > 0 && Math.abs(gauge - freeBytes(config.databasePath)) < 64 * 1024 * 1024, `the gauge (${gauge}) is the filesystem's free space`);
+
+  const roomy = await buildTestApp(t, { storageMinFreeMb: 0 });
+  t.same((await ready(roomy.app)).json(), { status: 'ready' }, 'the same filesystem with no floor: ready');
 });

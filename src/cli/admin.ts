@@ -13,24 +13,34 @@ import { CliError, cliConfig, existingDatabase, runCli, usageError } from './sup
 const USAGE = `Usage: npm run admin -- COMMAND EMAIL
   reset-password EMAIL  sets a new random password (printed once) and ends all of that user's sessions
   create-admin EMAIL    creates an ADMIN with a random password printed once, or with the password read
-                        from standard input when it is piped (echo "$PASSWORD" | npm run admin -- create-admin EMAIL)`;
+                        from standard input when it is piped: its first line, without control characters
+                        (echo "$PASSWORD" | npm run admin -- create-admin EMAIL)`;
 // As the API: 8 to 256 characters.
 const MIN_PASSWORD = 8;
 const MAX_PASSWORD = 256;
 
 const randomPassword = () => randomBytes(15).toString('base64url');
 
-/** The piped password (its final line break removed); undefined when stdin is a terminal or gives nothing. */
+/** Control characters (C0, DEL, C1): a line break or escape inside a password is a mistake, never a choice. */
+const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
+
+/**
+ * The piped password: the first line of standard input, as `passwd`-style tools read it ("password\npassword\n"
+ * gives "password"); undefined when stdin is a terminal or its first line is empty.
+ */
 async function pipedPassword(): Promise<string | undefined> {
   if (process.stdin.isTTY) return undefined;
   const chunks: Buffer[] = [];
+  let length = 0;
   for await (const chunk of process.stdin) {
     chunks.push(chunk as Buffer);
-    // Never buffer an endless stream: anything this long is refused below anyway.
-    if (chunks.reduce((n, c) => n + c.length, 0) > 4 * MAX_PASSWORD) break;
+    length += (chunk as Buffer).length;
+    // The first line is all we read; never buffer an endless stream (anything this long is refused below anyway).
+    if ((chunk as Buffer).includes(0x0a) || length > 4 * MAX_PASSWORD) break;
   }
-  const text = Buffer.concat(chunks).toString('utf8').replace(/\r?\n$/, '');
+  const text = Buffer.concat(chunks).toString('utf8').split('\n', 1)[0]!.replace(/\r$/, '');
   if (text === '') return undefined;
+  if (CONTROL.test(text)) throw new CliError('The password read from standard input contains a control character (a tab, an escape …); choose one without');
   if (text.length < MIN_PASSWORD || text.length > MAX_PASSWORD) {
     throw new CliError(`The password read from standard input must be ${MIN_PASSWORD} to ${MAX_PASSWORD} characters long`);
   }

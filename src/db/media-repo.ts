@@ -37,6 +37,10 @@ export function createMediaRepo(db: DB, render: RenderMessage) {
     FROM messages m LEFT JOIN media_downloads d ON d.message_id = m.id WHERE m.id = ?`);
   const storedAmong = client.prepare<[string], number>(`SELECT message_id FROM media_downloads
     WHERE state = 'stored' AND message_id IN (SELECT value FROM json_each(?))`).pluck();
+  const storedIds = client.prepare<[], number>(`SELECT message_id FROM media_downloads WHERE state = 'stored' ORDER BY message_id`).pluck();
+  const requeue = client.prepare<[number]>(`UPDATE media_downloads SET state = 'pending', attempts = 0, next_attempt_at = 0,
+      first_attempt_at = NULL, error = NULL, mime_type = NULL, size = NULL, settled_at = NULL
+    WHERE message_id = ? AND state = 'stored'`);
 
   function settleAs(id: number, state: 'stored' | 'failed', fields: { error?: FinalMediaError; mime?: string; size?: number }, at: number): boolean {
     const changed = settle.run({ id, state, error: fields.error ?? null, mime: fields.mime ?? null, size: fields.size ?? null, at, first: at }).changes > 0;
@@ -60,6 +64,15 @@ export function createMediaRepo(db: DB, render: RenderMessage) {
     ofMessage: (id: number): MediaOfMessage | undefined => ofMessage.get(id),
     /** Which of these message ids have a stored file on record (the orphan-file sweep keeps those). */
     storedAmong: (ids: readonly number[]): Set<number> => new Set(ids.length === 0 ? [] : storedAmong.all(JSON.stringify(ids))),
+    /** Every message id whose file is on record as stored (start-up checks them against the folder). */
+    storedIds: (): number[] => storedIds.all(),
+    /** A stored file that is not there (a restore without it): downloaded again, listed `stored: false` meanwhile (call inside a write). */
+    requeue(id: number): boolean {
+      if (requeue.run(id).changes === 0) return false;
+      mark.run({ id, stored: 0, error: null });
+      listed.refresh(id);
+      return true;
+    },
   };
 }
 export type MediaRepo = ReturnType<typeof createMediaRepo>;

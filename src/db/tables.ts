@@ -74,7 +74,7 @@ export const messages = sqliteTable('messages', {
 ]);
 
 // Durable queue of inbound media downloads, one row per message with media: enqueued in the write that stores the
-// message, settled by the download worker. The file is media/{message_id} beside the database while state = stored.
+// message, settled by the download worker. The file is {database}.media/{message_id} beside the database while state = stored.
 export const mediaDownloads = sqliteTable('media_downloads', {
   messageId: integer('message_id').primaryKey().references(() => messages.id, { onDelete: 'cascade' }),
   state: text('state', { enum: ['pending', 'stored', 'failed'] }).notNull().default('pending'),

@@ -1,10 +1,11 @@
 // The one door for writes: concurrent synchronous write bodies share one transaction, so one fsync (group commit).
 // It also knows whether storage takes writes: a storage fault (disk full, I/O error, read-only file …) is rejected as
-// 503 STORAGE_UNAVAILABLE and remembered until a write commits again.
+// 503 STORAGE_UNAVAILABLE and remembered until a write of the gateway's own traffic commits again (a readiness probe
+// that fits where that write did not proves nothing).
 import type Database from 'better-sqlite3';
 import { asStorageError, storageFaultReason } from '../errors';
 
-interface Job { body: () => unknown; resolve: (value: unknown) => void; reject: (error: unknown) => void }
+interface Job { body: () => unknown; resolve: (value: unknown) => void; reject: (error: unknown) => void; probe?: boolean }
 type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
 
 /** Whether the last write reached the disk; when not, why (e.g. "the disk is full") and since when. */
@@ -28,11 +29,13 @@ export interface Writer {
   writeNow<T>(body: () => T): T;
   /** Batches committed so far, and the bodies they held (for metrics and tests). */
   stats(): { batches: number; writes: number };
-  /** What the last write taught us; no I/O. */
+  /** What the writes taught us; no I/O. Not ok from a storage fault of a write until a write (not a probe) commits. */
   health(): StorageHealth;
   /**
    * For readiness: healthy → at once, without writing. While faulted, a tiny write that needs a fresh page (a table
    * created and dropped) tells whether storage is back, at most once per `probeEveryMs`; the last answer otherwise.
+   * A probe that commits clears a fault only when a probe caused it (or the last one): a callback or send that failed
+   * keeps the gateway unready until a write of its own kind commits, since a tiny probe may fit where it did not.
    */
   checkWrites(): Promise<StorageHealth>;
 }
@@ -50,6 +53,8 @@ export function createWriter(client: Database.Database, options: WriterOptions =
   let batches = 0;
   let writes = 0;
   let health: StorageHealth = { ok: true };
+  // The last storage fault of a real write (not a probe); only a real write that commits clears it.
+  let trafficFault: Extract<StorageHealth, { ok: false }> | undefined;
   let probedAt = -Infinity;
   // better-sqlite3: a transaction function called inside another one runs as a savepoint.
   const atomic = client.transaction((body: () => unknown) => body());
@@ -60,12 +65,20 @@ export function createWriter(client: Database.Database, options: WriterOptions =
     options.onHealthChange?.(next);
   }
 
-  /** A storage fault seen by any write; returns the error callers get. */
-  function noteError(error: unknown): unknown {
+  /** Writes committed: healthy, unless only probes committed while a real write's fault stands. */
+  function committed(real: boolean): void {
+    if (real) trafficFault = undefined;
+    setHealth(trafficFault ?? { ok: true });
+  }
+
+  /** A storage fault seen by a write (`real`: not a probe); returns the error callers get. */
+  function noteError(error: unknown, real = true): unknown {
     const reason = storageFaultReason(error);
     if (reason !== undefined) {
       const code = String((error as { code?: unknown }).code);
-      setHealth(health.ok ? { ok: false, reason, code, since: Date.now() } : { ...health, reason, code });
+      const next = health.ok ? { ok: false as const, reason, code, since: Date.now() } : { ...health, reason, code };
+      if (real) trafficFault = next;
+      setHealth(next);
     }
     return asStorageError(error) ?? error;
   }
@@ -104,7 +117,7 @@ export function createWriter(client: Database.Database, options: WriterOptions =
       outcomes = runBatch(batch);
     } catch (error) {
       // Nothing of the batch is stored: every caller learns it.
-      const answered = noteError(error instanceof TransactionLost ? lostBecause(error) : error);
+      const answered = noteError(error instanceof TransactionLost ? lostBecause(error) : error, batch.some((job) => !job.probe));
       for (const job of batch) job.reject(answered);
       return;
     }
@@ -112,28 +125,28 @@ export function createWriter(client: Database.Database, options: WriterOptions =
     writes += batch.length;
     // Committed: storage takes writes again, unless one of the bodies just hit a fault of its own.
     const faults = outcomes.filter((o) => !o.ok && storageFaultReason(o.error) !== undefined);
-    if (faults.length === 0) setHealth({ ok: true });
+    if (faults.length === 0) committed(batch.some((job, i) => !job.probe && outcomes[i]!.ok));
     batch.forEach((job, i) => {
       const outcome = outcomes[i]!;
       if (outcome.ok) job.resolve(outcome.value);
-      else job.reject(noteError(outcome.error));
+      else job.reject(noteError(outcome.error, !job.probe));
     });
   }
 
-  function write<T>(body: () => T): Promise<T> {
+  function write<T>(body: () => T, probe = false): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       // setImmediate runs after the I/O callbacks of this loop turn: every request that arrived with this one joins the batch.
       if (queue.length === 0) setImmediate(flush);
-      queue.push({ body, resolve: resolve as (value: unknown) => void, reject });
+      queue.push({ body, resolve: resolve as (value: unknown) => void, reject, probe });
     });
   }
 
   return {
-    write,
+    write: (body) => write(body),
     writeNow<T>(body: () => T): T {
       try {
         const value = atomic.immediate(body) as T;
-        setHealth({ ok: true });
+        committed(true);
         return value;
       } catch (error) {
         throw noteError(error);
@@ -145,7 +158,7 @@ export function createWriter(client: Database.Database, options: WriterOptions =
       const now = Date.now();
       if (health.ok || now - probedAt < (options.probeEveryMs ?? 1000)) return health;
       probedAt = now;
-      await write(() => client.exec(PROBE_SQL)).catch(() => undefined);
+      await write(() => client.exec(PROBE_SQL), true).catch(() => undefined);
       return health;
     },
   };

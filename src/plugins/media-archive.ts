@@ -6,7 +6,7 @@ import { runForAppLifetime } from './background-job';
 import { createMediaRepo, type MediaRepo } from '../db/media-repo';
 import { createMediaDownloads, type MediaDownloads } from '../jobs/media-downloads';
 import { createLoadMonitor } from '../support/load-monitor';
-import { createMediaFiles, type MediaFiles } from '../db/media-files';
+import { adoptLegacyMedia, createMediaFiles, legacyMediaDirOf, mediaDirOf, type MediaFiles } from '../db/media-files';
 import { createMediaClient } from '../messaging/media';
 import { listedMessageJson } from '../views/message-json';
 
@@ -18,9 +18,25 @@ declare module 'fastify' {
   }
 }
 
+/** Files on record as stored but not in the folder (a restore without them) go back to the download queue. */
+function requeueMissing(app: FastifyInstance, repo: MediaRepo, files: MediaFiles, storedIds: readonly number[]): void {
+  const present = new Set(files.list().stored);
+  const missing = storedIds.filter((id) => !present.has(id));
+  if (missing.length === 0) return;
+  for (let i = 0; i < missing.length; i += 500) app.writer.writeNow(() => missing.slice(i, i + 500).forEach((id) => repo.requeue(id)));
+  app.log.warn({ count: missing.length, folder: files.dir }, 'Media files on record are missing from the archive folder: they are downloaded again');
+}
+
 export default fp(async function mediaArchive(app: FastifyInstance) {
-  const files = createMediaFiles(app.config.databasePath);
+  const path = app.config.databasePath;
   const repo = createMediaRepo(app.db, listedMessageJson);
+  const storedIds = repo.storedIds();
+  // The upgrade from the `media/` folder that databases in one directory used to share.
+  if (adoptLegacyMedia(path, storedIds)) {
+    app.log.info({ from: legacyMediaDirOf(path), to: mediaDirOf(path) }, 'The media archive moved to the database\'s own folder');
+  }
+  const files = createMediaFiles(path);
+  requeueMissing(app, repo, files, storedIds);
   const client = createMediaClient({
     baseUrl: app.config.messagingApiUrl, timeoutMs: app.config.messagingTimeoutMs, maxBytes: app.config.mediaMaxBytes, now: () => app.now().getTime(),
   });

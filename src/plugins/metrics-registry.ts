@@ -1,6 +1,7 @@
 // The gateway's Prometheus metrics: one prom-client registry per app (tests build many apps in one process), no Fastify.
 import { statSync } from 'node:fs';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { StorageHealth } from '../db/writer';
 import type { SendResult } from '../messaging/client';
 
 export type EventState = 'processed' | 'failed' | 'dead';
@@ -15,6 +16,10 @@ export interface MetricsSources {
   databasePath: string;
   /** Inbound media downloads since start (stored, failed for good, retried) and those under way. */
   mediaDownloads: () => { stored: number; failed: number; retried: number; active: number };
+  /** Whether writes reach the disk, and why not. */
+  storage: () => StorageHealth;
+  /** Free bytes of the database's filesystem (Infinity for :memory:). */
+  freeBytes: () => number;
   /** Node's process metrics (memory, CPU, event loop): the process turns them on, not every test app. */
   processMetrics?: boolean;
 }
@@ -77,6 +82,24 @@ export function createMetrics(sources: MetricsSources) {
       const memory = sources.databasePath === ':memory:';
       this.set({ file: 'database' }, memory ? 0 : fileBytes(sources.databasePath));
       this.set({ file: 'wal' }, memory ? 0 : fileBytes(`${sources.databasePath}-wal`));
+    },
+  });
+
+  new Gauge({
+    name: 'gateway_storage_free_bytes', help: "Free space of the database's filesystem, in bytes (readiness is STORAGE_LOW below STORAGE_MIN_FREE_MB)", registers,
+    collect() { this.set(sources.freeBytes()); },
+  });
+  new Gauge({
+    name: 'gateway_storage_writable', help: 'Whether storage takes writes (1) or writes fail for a storage fault (0; the fault by its SQLite code in gateway_storage_fault)', registers,
+    collect() { this.set(sources.storage().ok ? 1 : 0); },
+  });
+  new Gauge({
+    name: 'gateway_storage_fault', help: 'The storage fault writes fail with now, by SQLite code (e.g. SQLITE_FULL, SQLITE_READONLY); absent while writes succeed',
+    labelNames: ['code'] as const, registers,
+    collect() {
+      this.reset();
+      const health = sources.storage();
+      if (!health.ok) this.set({ code: health.code }, 1);
     },
   });
 

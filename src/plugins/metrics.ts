@@ -2,6 +2,7 @@
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import { createMetrics, type Metrics } from './metrics-registry';
+import { freeBytes } from '../support/free-space';
 import { monthKey } from '../support/time';
 
 declare module 'fastify' {
@@ -15,6 +16,8 @@ export default fp(async function metrics(app: FastifyInstance, options: { proces
     backlog: () => app.webhookEventsRepo.backlog(),
     creditsUsed: () => app.creditsRepo.usedInMonth(monthKey(app.now(), app.config.timezone)),
     databasePath: app.config.databasePath,
+    storage: () => app.writer.health(),
+    freeBytes: () => freeBytes(app.config.databasePath),
     // Read at scrape time: the media archive registers after this plugin.
     mediaDownloads: () => app.mediaDownloads.stats(),
     processMetrics: options.processMetrics ?? false,

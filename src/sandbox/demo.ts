@@ -1,6 +1,5 @@
 // `npm run demo`: the gateway and the sandbox network on loopback with a ready demo user; prints curl lines to try.
 import { randomBytes } from 'node:crypto';
-import { rmSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -8,6 +7,7 @@ import closeWithGrace from 'close-with-grace';
 import { buildApp } from '../app';
 import { ConfigError, loadConfig, projectRoot, type Config } from '../config';
 import { CONTROL_TOKEN_HEADER } from './control';
+import { demoConfig, freshDemoFolder } from './demo-setup';
 import { startSandbox } from './server';
 import { ensureAdmin } from '../services/bootstrap-admin';
 import { hashPassword } from '../services/passwords';
@@ -50,13 +50,10 @@ async function main(): Promise<void> {
   const controlToken = random(18);
   const sandbox = await startSandbox({ host: '127.0.0.1', port: 0, appSecret, delayMs: CALLBACK_DELAY_MS, enabled: true, controlToken });
 
-  // A fresh demo database each run, beside (never instead of) the real one.
-  const databasePath = join(projectRoot, 'data', 'demo.db');
-  for (const suffix of ['', '-wal', '-shm']) rmSync(databasePath + suffix, { force: true });
-  const config: Config = {
-    ...base, host: '127.0.0.1', databasePath,
+  // A fresh demo each run, in a folder of its own (data/demo/): never the real gateway's database, keys or media.
+  const config = demoConfig(base, freshDemoFolder(projectRoot), {
     messagingApiUrl: `${sandbox.url}/v23.0`, messagingAppSecret: appSecret, messagingVerifyToken: base.messagingVerifyToken ?? random(12),
-  };
+  });
   const app = await buildApp(config);
 
   const admin = await ensureAdmin(app.usersRepo, { email: config.adminEmail, password: config.adminPassword }, app.now());
@@ -79,7 +76,7 @@ async function main(): Promise<void> {
   const control = `-H '${CONTROL_TOKEN_HEADER}: ${controlToken}'`;
   const jar = join(tmpdir(), 'gateway-demo-cookies.txt');
   console.log(`
-Messaging gateway demo: the gateway and the sandbox network on loopback (database data/demo.db, fresh each run)
+Messaging gateway demo: the gateway and the sandbox network on loopback (its own folder data/demo/, fresh each run)
 
   Gateway          ${gateway}   (API docs ${gateway}/docs)
   Sandbox network  ${sandbox.url}   (MESSAGING_API_URL=${config.messagingApiUrl})
