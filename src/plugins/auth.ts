@@ -8,7 +8,8 @@ import type { UserRow } from '../db/tables';
 import { accountDisabled, forbidden, unauthorized } from '../errors';
 
 export type Role = 'ADMIN' | 'CLIENT';
-export interface TokenClaims { sub: string; role: Role; ver: number; jti: string }
+/** `epoch`: the user row's random session epoch when the JWT was signed (a row created afresh, e.g. after a restore, has another). */
+export interface TokenClaims { sub: string; role: Role; ver: number; jti: string; epoch: string }
 /** The claims of a genuine, unexpired session JWT (its user and revocation not checked yet). */
 export interface SessionClaims extends TokenClaims { iat: number; exp: number }
 
@@ -67,7 +68,9 @@ export default fp(async function auth(app: FastifyInstance, options: { secret: s
   app.sessionsRepo.prune(Date.now());
 
   app.decorate('issueToken', (user: UserRow) =>
-    app.jwt.sign({ sub: String(user.id), role: user.role, ver: user.tokenVersion, jti: randomBytes(18).toString('base64url') }));
+    app.jwt.sign({
+      sub: String(user.id), role: user.role, ver: user.tokenVersion, jti: randomBytes(18).toString('base64url'), epoch: user.sessionEpoch,
+    }));
 
   app.decorate('sessionClaims', (request: FastifyRequest) => {
     const token = tokenOf(request);
@@ -89,7 +92,8 @@ export default fp(async function auth(app: FastifyInstance, options: { secret: s
     const claims = app.sessionClaims(request);
     if (!claims) throw unauthorized('Token is invalid or expired');
     const user = app.usersRepo.findById(Number(claims.sub));
-    if (!user || claims.ver !== user.tokenVersion || app.sessionsRepo.isRevoked(claims.jti)) {
+    // A JWT of another row with this id (a restored past) or from before epochs existed (one new login) has ended too.
+    if (!user || claims.ver !== user.tokenVersion || claims.epoch !== user.sessionEpoch || app.sessionsRepo.isRevoked(claims.jti)) {
       throw unauthorized('Session has ended; log in again');
     }
     if (!user.isActive) throw accountDisabled();
