@@ -11,11 +11,11 @@ export const Nullable = <T extends TSchema>(schema: T) => Type.Unsafe<Static<T> 
 
 export const Timestamp = Type.String({ format: 'date-time', description: 'ISO 8601 UTC', examples: ['2026-11-21T10:00:00.000Z'] });
 
-/** The one e-mail rule, for the API's `email` format and ADMIN_EMAIL alike: `admin@localhost` passes. */
-export const EMAIL_PATTERN = /^[^@\s]+@[^@\s]+$/;
+/** The one e-mail rule, for the API's `email` format and ADMIN_EMAIL alike: `admin@localhost` passes; control characters never. */
+export const EMAIL_PATTERN = /^[^@\s\x00-\x1f\x7f-\x9f]+@[^@\s\x00-\x1f\x7f-\x9f]+$/;
 export const Email = Type.String({
   format: 'email', minLength: 3, maxLength: 254, examples: ['ana@example.com'],
-  description: 'One `@` with at least one character on each side, no whitespace (`admin@localhost` is valid)',
+  description: 'One `@` with at least one character on each side, no whitespace or control characters (`admin@localhost` is valid)',
 });
 
 export const Pagination = Type.Object({

@@ -1,5 +1,5 @@
 // Configuration: one TypeBox schema (also the TS type), read from the environment once at start-up.
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { dirname, join, resolve } from 'node:path';
 import { FormatRegistry, Type, type Static } from '@sinclair/typebox';
@@ -71,7 +71,8 @@ const VARIABLES: Record<keyof Config, [string, string | undefined]> = {
   messagingAllowUnsigned: ['MESSAGING_ALLOW_UNSIGNED', 'false'],
   messagingTokenKey: ['MESSAGING_TOKEN_KEY', undefined],
   timezone: ['TIMEZONE', 'UTC'],
-  cookieSecure: ['COOKIE_SECURE', 'false'],
+  // Unset: on whenever TRUST_PROXY is set (a proxy in front means TLS in front); an explicit false still wins.
+  cookieSecure: ['COOKIE_SECURE', undefined],
   trustProxy: ['TRUST_PROXY', 'false'],
   logLevel: ['LOG_LEVEL', 'info'],
   requestTimeoutMs: ['REQUEST_TIMEOUT_MS', '30000'],
@@ -142,6 +143,7 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     if (value !== undefined) raw[key] = value;
   }
   raw.trustProxy = parseTrustProxy(String(raw.trustProxy));
+  raw.cookieSecure ??= String(raw.trustProxy !== false);
   const converted = Value.Convert(ConfigSchema, raw) as Record<string, unknown>;
   for (const error of Value.Errors(ConfigSchema, converted)) {
     const key = error.path.slice(1).split('/')[0] as keyof Config;
@@ -160,6 +162,15 @@ export function loadConfig(): Config {
   const dotenvPath = resolve(process.cwd(), '.env');
   const fromFile = existsSync(dotenvPath) ? parseDotenv(readFileSync(dotenvPath, 'utf8')) : {};
   return parseConfig({ ...fromFile, ...process.env });
+}
+
+/** A start-up warning when `.env` in `dir` can be read by other users (it usually holds secrets); undefined otherwise. */
+export function dotenvWarning(dir = process.cwd()): string | undefined {
+  const dotenvPath = resolve(dir, '.env');
+  if (!existsSync(dotenvPath)) return undefined;
+  const mode = statSync(dotenvPath).mode & 0o777;
+  if ((mode & 0o044) === 0) return undefined;
+  return `${dotenvPath} is readable by other users (mode ${mode.toString(8).padStart(3, '0')}); it may hold secrets: chmod 600 it`;
 }
 
 /** Where the operator typed a shell command: `npm run` moves to the project folder but keeps it in INIT_CWD. */

@@ -1,7 +1,7 @@
 // Entry point: load config, build the app, create the first admin, listen, shut down gracefully.
 import closeWithGrace from 'close-with-grace';
 import { buildApp, type App } from './app';
-import { ConfigError, loadConfig, type Config } from './config';
+import { ConfigError, dotenvWarning, loadConfig, type Config } from './config';
 import { ensureAdmin } from './services/bootstrap-admin';
 
 /** Requests in flight get this long to finish after SIGTERM/SIGINT; connections still open then are cut. */
@@ -68,6 +68,8 @@ async function main(): Promise<void> {
   } else if (admin) {
     app.log.info({ email: admin.email }, 'First administrator created from ADMIN_EMAIL/ADMIN_PASSWORD');
   }
+  const dotenv = dotenvWarning();
+  if (dotenv) app.log.warn(dotenv);
   if (!config.messagingVerifyToken) app.log.warn('MESSAGING_VERIFY_TOKEN is not set: every webhook verification will be refused');
   if (!config.messagingAppSecret && config.messagingAllowUnsigned) {
     app.log.warn('MESSAGING_APP_SECRET is not set and MESSAGING_ALLOW_UNSIGNED=true: unsigned webhook callbacks are accepted (local experiments only)');

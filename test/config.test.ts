@@ -1,8 +1,8 @@
 // Configuration parsing, the persisted JWT key and the first administrator (SPEC §1).
-import { readFileSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
-import { ConfigError, durationSeconds, parseConfig, projectRoot } from '../src/config';
+import { ConfigError, dotenvWarning, durationSeconds, parseConfig, projectRoot } from '../src/config';
 import { resolveJwtSecret } from '../src/support/jwt-secret';
 import { ensureAdmin } from '../src/services/bootstrap-admin';
 import { verifyPassword } from '../src/services/passwords';
@@ -227,4 +227,59 @@ t.test('an invalid secret is named but its value never echoed', async (t) => {
   // The control: a variable that is not secret is echoed, so the check above can fail.
   t.match(configErrorOf({ PORT: 'port-value' }).message, /port-value/);
   t.equal(parseConfig({ MESSAGING_TOKEN_KEY: 'k'.repeat(32) }).messagingTokenKey, 'k'.repeat(32));
+});
+
+t.test('COOKIE_SECURE defaults to true whenever TRUST_PROXY is set; an explicit false still wins', async (t) => {
+  t.equal(parseConfig({}).cookieSecure, false, 'no proxy: off');
+  t.equal(parseConfig({ TRUST_PROXY: 'false' }).cookieSecure, false);
+  t.equal(parseConfig({ TRUST_PROXY: '1' }).cookieSecure, true, 'a hop count');
+  t.equal(parseConfig({ TRUST_PROXY: '10.0.0.0/8' }).cookieSecure, true, 'a list');
+  t.equal(parseConfig({ TRUST_PROXY: '1', COOKIE_SECURE: 'false' }).cookieSecure, false, 'explicit false wins');
+  t.equal(parseConfig({ TRUST_PROXY: '1', COOKIE_SECURE: '' }).cookieSecure, true, 'empty means default');
+  t.equal(parseConfig({ COOKIE_SECURE: 'true' }).cookieSecure, true);
+});
+
+t.test('COOKIE_SECURE=false while a request arrives over HTTPS through the trusted proxy: warned once in the log', async (t) => {
+  const WARNING = 'COOKIE_SECURE=false but this request came over HTTPS';
+  const count = (text: string) => text.split(WARNING).length - 1;
+  const { app, logs } = await buildTestApp(t, { trustProxy: ['127.0.0.1'], cookieSecure: false });
+  await app.inject({ method: 'GET', url: '/healthz', headers: { 'x-forwarded-proto': 'http' } });
+  t.equal(count(logs()), 0, 'plain HTTP: nothing to say');
+  for (let i = 0; i < 3; i++) await app.inject({ method: 'GET', url: '/healthz', headers: { 'x-forwarded-proto': 'https' } });
+  t.equal(count(logs()), 1, 'once, not per request');
+  t.match(logs(), /"level":40[^\n]*COOKIE_SECURE=false but this request came over HTTPS/);
+
+  const secure = await buildTestApp(t, { trustProxy: ['127.0.0.1'], cookieSecure: true });
+  await secure.app.inject({ method: 'GET', url: '/healthz', headers: { 'x-forwarded-proto': 'https' } });
+  t.equal(count(secure.logs()), 0, 'with COOKIE_SECURE on: no warning');
+  const untrusted = await buildTestApp(t, { cookieSecure: false });
+  await untrusted.app.inject({ method: 'GET', url: '/healthz', headers: { 'x-forwarded-proto': 'https' } });
+  t.equal(count(untrusted.logs()), 0, 'X-Forwarded-Proto from an untrusted peer is not believed');
+});
+
+t.test('a .env readable by other users is warned about; one only its owner reads is not', async (t) => {
+  const dir = tempDir(t);
+  t.equal(dotenvWarning(dir), undefined, 'no .env');
+  const file = join(dir, '.env');
+  writeFileSync(file, 'JWT_SECRET=x\n', { mode: 0o600 });
+  chmodSync(file, 0o600);
+  t.equal(dotenvWarning(dir), undefined, 'mode 600');
+  chmodSync(file, 0o644);
+  t.equal(dotenvWarning(dir), `${file} is readable by other users (mode 644); it may hold secrets: chmod 600 it`);
+  chmodSync(file, 0o640);
+  t.match(dotenvWarning(dir), /mode 640/, 'the group counts too');
+});
+
+t.test('e-mail addresses refuse control characters: ADMIN_EMAIL and the API alike', async (t) => {
+  for (const bad of ['ro\u0000ot@example.com', 'root@exa\u0007mple.com', 'root\u007f@example.com', 'root@example.com\u0085', 'ro\u001bot@example.com']) {
+    t.throws(() => parseConfig({ ADMIN_EMAIL: bad }), /^Invalid ADMIN_EMAIL: /, JSON.stringify(bad));
+  }
+  t.equal(parseConfig({ ADMIN_EMAIL: 'rené@exämple.com' }).adminEmail, 'rené@exämple.com', 'other non-ASCII letters are fine');
+  const { app } = await buildTestApp(t);
+  const admin = await createAdmin(app);
+  const res = await app.inject({ method: 'POST', url: '/api/user/create', headers: bearer(app, admin),
+    payload: { email: 'ana\u0000@example.com', password: 'long enough password' } });
+  t.equal(res.statusCode, 400);
+  t.match(res.json(), { statusCode: 400, code: 'VALIDATION_ERROR', message: /^body\/email / });
+  t.equal(app.usersRepo.list(10, 0).total, 1, 'nobody created');
 });

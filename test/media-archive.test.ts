@@ -200,7 +200,7 @@ t.test('a restart mid-download resumes it: the new app on the same database comp
   t.same(readFileSync(join(again.mediaFiles.dir, String(id))), image);
 });
 
-t.test('the media route: the owner and an ADMIN read it; another CLIENT 403; no session 401; unknown 404; bad id 400', async (t) => {
+t.test('the media route: the owner and an ADMIN read it; another CLIENT gets the 404 of a missing id; no session 401; bad id 400', async (t) => {
   const ctx = await archive(t);
   const id = await ctx.inbound({ type: 'sticker', data: b64(Buffer.from('RIFFxxxxWEBP')), mime_type: 'image/webp' });
   await ctx.until(id, (r) => r.state === 'stored');
@@ -209,8 +209,13 @@ t.test('the media route: the owner and an ADMIN read it; another CLIENT 403; no 
   t.equal((await ctx.media(id)).statusCode, 200);
   t.equal((await ctx.media(id, bearer(ctx.app, admin))).statusCode, 200);
   const foreign = await ctx.media(id, bearer(ctx.app, other));
-  t.equal(foreign.statusCode, 403);
-  t.equal(foreign.json().code, 'FORBIDDEN');
+  const missing = await ctx.media(999_999, bearer(ctx.app, other));
+  t.equal(foreign.statusCode, 404);
+  t.same(foreign.json(), { statusCode: 404, code: 'MESSAGE_NOT_FOUND', error: 'Not Found', message: 'Message not found' });
+  t.same(foreign.json(), missing.json(), 'exactly the answer of an id that does not exist');
+  t.same(Object.keys(foreign.headers).filter((h) => h !== 'x-request-id' && h !== 'date').sort(),
+    Object.keys(missing.headers).filter((h) => h !== 'x-request-id' && h !== 'date').sort(), 'and the same headers');
+  t.equal(foreign.headers['content-length'], missing.headers['content-length']);
   t.equal((await ctx.media(id, {} as never)).statusCode, 401);
   t.equal((await ctx.media(999_999)).json().code, 'MESSAGE_NOT_FOUND');
   t.equal((await ctx.app.inject({ method: 'GET', url: '/api/media/abc', headers: ctx.auth })).statusCode, 400);

@@ -2,7 +2,7 @@
 import t, { type Test } from 'tap';
 import type { App } from '../src/app';
 import type { Config } from '../src/config';
-import { buildTestApp, createUser } from './helper';
+import { buildTestApp, createUser, PASSWORD } from './helper';
 
 const EMAIL = 'ana@example.com';
 const PROXY = '10.0.0.5';
@@ -80,4 +80,51 @@ t.test('TRUST_PROXY as a list: a peer not in the list has its X-Forwarded-For ig
   t.equal((await failLogin(app, '10.0.0.6', CLIENT)).statusCode, 401, 'a neighbour of the proxy is not trusted');
   t.equal((await failLogin(app, PROXY, CLIENT)).statusCode, 429, 'the real proxy forwarding CLIENT is');
   t.notMatch(logs(), /"remoteAddress":"198\.51\.100\./);
+});
+
+/** A login arriving through the trusted proxy for `client`, with `email` and `password`. */
+const viaProxy = (app: App, client: string, email: string, password: string, headers: Record<string, string> = {}) => app.inject({
+  method: 'POST', url: '/api/login', remoteAddress: PROXY, payload: { email, password }, headers: { 'x-forwarded-for': client, ...headers },
+});
+
+t.test('one account takes at most 30 failed guesses per window from all addresses together (15 IPv6 /64s)', async (t) => {
+  const { app } = await appWith(t, [PROXY]);
+  await createUser(app, { email: 'ben@example.com' });
+  const session = { authorization: `Bearer ${(await viaProxy(app, '192.0.2.50', EMAIL, PASSWORD)).cookies.find((c) => c.name === 'token')!.value}` };
+  // 15 networks, 2 guesses each: each pair and each address stays far below its own limit.
+  const statuses: number[] = [];
+  for (let net = 1; net <= 15; net++) {
+    for (const host of ['1', 'beef']) statuses.push((await viaProxy(app, `2001:db8:${net.toString(16)}::${host}`, EMAIL, 'wrong-password')).statusCode);
+  }
+  t.same(statuses, Array(30).fill(401), 'the first 30 guesses are checked');
+  const limited = await viaProxy(app, '2001:db8:99::1', EMAIL, 'wrong-password');
+  t.equal(limited.statusCode, 429, 'the 31st, from a 16th network');
+  const retryAfter = Number(limited.headers['retry-after']);
+  t.ok(Number.isInteger(retryAfter) && retryAfter > 0 && retryAfter <= 15 * 60, `Retry-After ${retryAfter}`);
+  t.same(limited.json(), {
+    statusCode: 429, code: 'TOO_MANY_LOGIN_ATTEMPTS', error: 'Too Many Requests',
+    message: `Too many failed logins for this account; retry in ${retryAfter} s`,
+  });
+  t.equal(limited.headers['set-cookie'], undefined);
+  const right = await viaProxy(app, '198.51.100.200', EMAIL.toUpperCase(), PASSWORD);
+  t.equal(right.statusCode, 429, 'while the account is locked no password of it is checked, the right one included');
+  t.equal(right.headers['set-cookie'], undefined);
+  t.equal((await viaProxy(app, '2001:db8:99::1', 'ben@example.com', PASSWORD)).statusCode, 200, 'another account logs in from the same network');
+  t.equal((await app.inject({ method: 'GET', url: '/api/me', headers: session })).statusCode, 200, 'an existing session of the account is unaffected');
+});
+
+t.test('20 addresses of one IPv6 /64 behind the proxy share one per-address limit', async (t) => {
+  const { app } = await appWith(t, [PROXY]);
+  const statuses: number[] = [];
+  // 100 guesses, each on another e-mail (no pair or account limit applies), from 20 hosts of one /64.
+  for (let i = 0; i < 100; i += 10) {
+    const batch = await Promise.all(Array.from({ length: 10 }, (_, j) =>
+      viaProxy(app, `2001:db8:0:42::${((i + j) % 20 + 1).toString(16)}`, `user${i + j}@example.com`, 'wrong-password')));
+    statuses.push(...batch.map((res) => res.statusCode));
+  }
+  t.same(statuses, Array(100).fill(401));
+  const limited = await viaProxy(app, '2001:db8:0:42:ffff:ffff:ffff:ffff', 'fresh@example.com', 'wrong-password');
+  t.equal(limited.statusCode, 429);
+  t.match(limited.json().message, /^Too many failed logins from your address; retry in \d+ s$/);
+  t.equal((await viaProxy(app, '2001:db8:0:43::1', EMAIL, PASSWORD)).statusCode, 200, 'the next /64 is another address');
 });

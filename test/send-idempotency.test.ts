@@ -42,21 +42,84 @@ t.test('keys are per user', async (t) => {
   t.equal(ctx.sandbox.requests.length, 2);
 });
 
-t.test('a failed send frees its key: the retry with the same key sends again', async (t) => {
-  const ctx = await sendingApp(t, { credits: 1 });
-  ctx.sandbox.enqueue({ kind: 'fail', error: 'server_error' });
-  t.equal((await ctx.sendText('Hi', key('retry-me'))).statusCode, 502);
-  const retry = await ctx.sendText('Hi', key('retry-me'));
-  t.equal(retry.statusCode, 201);
-  t.equal(retry.headers['idempotent-replayed'], undefined);
-  t.equal(ctx.sandbox.requests.length, 2);
+/** One unkeyed send first, so a refund given twice would show in the count (it never goes below zero). */
+async function withOneCharged(ctx: Awaited<ReturnType<typeof sendingApp>>) {
+  const first = await ctx.sendText('warm-up');
+  if (first.statusCode !== 201) throw new Error(`warm-up send answered ${first.statusCode}`);
+}
+
+t.test('a refused keyed send repeated: the 502 again, one network call, refunded once', async (t) => {
+  const ctx = await sendingApp(t, { credits: 5, options: { now: () => NOW } });
+  await withOneCharged(ctx);
+  ctx.sandbox.enqueue({ kind: 'fail', error: 'undeliverable' });
+  const first = await ctx.sendText('Hi', key('refused'));
+  t.equal(first.statusCode, 502);
+  t.equal(first.json().code, 'MESSAGING_REJECTED');
+  t.equal(first.headers['idempotent-replayed'], undefined);
+  const again = await ctx.sendText('Hi', key('refused'));
+  t.equal(again.statusCode, 502);
+  t.equal(again.headers['idempotent-replayed'], 'true');
+  t.same(again.json(), first.json(), 'the same body, upstream error included');
+  t.equal(ctx.sandbox.requests.length, 2, 'the warm-up and the first keyed send only');
+  t.equal(ctx.app.creditsRepo.used(ctx.user.id, '2026-03'), 1, 'charged once, refunded once');
+  t.equal(ctx.app.messagesRepo.findById(2)!.status, 'failed');
+  t.equal(ctx.app.messagesRepo.findById(3), undefined, 'no second message');
 });
 
-t.test('402 does not keep the key either', async (t) => {
+t.test('a timed-out keyed send repeated: the 504 again, one network call, refunded once', async (t) => {
+  const ctx = await sendingApp(t, { credits: 5, config: { messagingTimeoutMs: 300 }, options: { now: () => NOW } });
+  await withOneCharged(ctx);
+  ctx.sandbox.enqueue({ kind: 'accept', delayMs: 1500 });
+  const first = await ctx.sendText('Hi', key('timed-out'));
+  t.equal(first.statusCode, 504);
+  t.same(first.json(), {
+    statusCode: 504, code: 'MESSAGING_UNAVAILABLE', error: 'Gateway Timeout',
+    message: 'No answer from the messaging network in time; the message may or may not have been sent; no credit was used',
+  });
+  const again = await ctx.sendText('Hi', key('timed-out'));
+  t.equal(again.statusCode, 504);
+  t.equal(again.headers['idempotent-replayed'], 'true');
+  t.same(again.json(), first.json());
+  t.equal(ctx.sandbox.requests.length, 2, 'the network (which may have delivered it) is never called again');
+  t.equal(ctx.app.creditsRepo.used(ctx.user.id, '2026-03'), 1, 'charged once, refunded once');
+  t.equal(ctx.app.messagesRepo.findById(3), undefined, 'no second message');
+});
+
+t.test('a throttled keyed send repeated: the 429 again with its Retry-After, no new network call', async (t) => {
+  const ctx = await sendingApp(t, { credits: 5, options: { now: () => NOW } });
+  await withOneCharged(ctx);
+  ctx.sandbox.enqueue({ kind: 'fail', error: 'pair_rate_limit' });
+  const first = await ctx.sendText('Hi', key('throttled'));
+  t.equal(first.statusCode, 429);
+  t.equal(first.headers['retry-after'], '6');
+  const again = await ctx.sendText('Hi', key('throttled'));
+  t.equal(again.statusCode, 429);
+  t.equal(again.headers['retry-after'], '6');
+  t.equal(again.headers['idempotent-replayed'], 'true');
+  t.same(again.json(), first.json());
+  t.equal(ctx.sandbox.requests.length, 2);
+  t.equal(ctx.app.creditsRepo.used(ctx.user.id, '2026-03'), 1, 'charged once, refunded once');
+});
+
+t.test('a refused send keeps its key: a different body under it is still 422', async (t) => {
+  const ctx = await sendingApp(t);
+  ctx.sandbox.enqueue({ kind: 'fail', error: 'server_error' });
+  t.equal((await ctx.sendText('Hi', key('kept'))).statusCode, 502);
+  t.equal((await ctx.sendText('Hello', key('kept'))).statusCode, 422);
+  t.equal(ctx.sandbox.requests.length, 1);
+});
+
+t.test('an answer given before the network was called (402) leaves the key free', async (t) => {
   const ctx = await sendingApp(t, { credits: 0 });
-  t.equal((await ctx.sendText('Hi', key('k'))).statusCode, 402);
+  const refused = await ctx.sendText('Hi', key('k'));
+  t.equal(refused.statusCode, 402);
+  t.equal(refused.json().code, 'CREDITS_EXHAUSTED');
+  t.equal(ctx.sandbox.requests.length, 0);
   ctx.app.usersRepo.update(ctx.user.id, { monthlyCredits: 1 }, NOW);
-  t.equal((await ctx.sendText('Hi', key('k'))).statusCode, 201);
+  const retry = await ctx.sendText('Hi', key('k'));
+  t.equal(retry.statusCode, 201);
+  t.equal(retry.headers['idempotent-replayed'], undefined);
+  t.equal(ctx.sandbox.requests.length, 1);
 });
 
 t.test('a duplicate while the first is in flight: 409 IDEMPOTENCY_KEY_IN_USE, then the replay', async (t) => {

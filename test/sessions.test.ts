@@ -1,5 +1,6 @@
 // Sessions: logout ends the presented JWT server-side (all=true: every JWT of the user); incomplete, aged, forged JWTs are refused.
 import { createHmac } from 'node:crypto';
+import { copyFileSync, rmSync } from 'node:fs';
 import { PassThrough } from 'node:stream';
 import t, { type Test } from 'tap';
 import { buildApp, type App } from '../src/app';
@@ -123,9 +124,9 @@ t.test('a JWT missing any of sub, ver, jti, iat, exp, or with a malformed one, i
   const { app, config } = await buildTestApp(t);
   const ana = await createUser(app, { email: 'ana@example.com' });
   const now = Math.floor(Date.now() / 1000);
-  const complete = { sub: String(ana.id), role: 'CLIENT', ver: 1, jti: 'jti-complete-1', iat: now, exp: now + 3600 };
+  const complete = { sub: String(ana.id), role: 'CLIENT', ver: 1, jti: 'jti-complete-1', epoch: ana.sessionEpoch, iat: now, exp: now + 3600 };
   t.equal((await me(app, rawJwt(config.jwtSecret!, complete))).statusCode, 200, 'the complete hand-signed JWT passes');
-  t.equal((await me(app, app.jwt.sign({ sub: String(ana.id), role: 'CLIENT', ver: 1, jti: 'signed-by-the-app' }))).statusCode, 200);
+  t.equal((await me(app, app.jwt.sign({ sub: String(ana.id), role: 'CLIENT', ver: 1, jti: 'signed-by-the-app', epoch: ana.sessionEpoch }))).statusCode, 200);
 
   for (const claim of ['sub', 'ver', 'jti', 'iat', 'exp'] as const) {
     const { [claim]: _left, ...rest } = complete;
@@ -133,6 +134,10 @@ t.test('a JWT missing any of sub, ver, jti, iat, exp, or with a malformed one, i
   }
   // An app-signed token of the old shape (no jti): sessions issued before logout could end them are refused.
   await refused(t, app, app.jwt.sign({ sub: String(ana.id), role: 'CLIENT', ver: 1 } as never), 'an app-signed JWT without jti');
+  // Sessions issued before the session epoch existed: genuine, but ended (one new login after the upgrade).
+  const { epoch: _epoch, ...withoutEpoch } = complete;
+  await refused(t, app, rawJwt(config.jwtSecret!, withoutEpoch), 'a JWT without epoch (from before the upgrade)', ENDED);
+  await refused(t, app, rawJwt(config.jwtSecret!, { ...complete, epoch: 'another-row' }), 'a JWT of another epoch', ENDED);
 
   const malformed: Array<[string, Record<string, unknown>]> = [
     ['sub 0', { sub: '0' }], ['sub not digits', { sub: '1 OR 1=1' }], ['sub a number', { sub: ana.id }],
@@ -146,7 +151,7 @@ t.test('a JWT older than JWT_TTL is refused even when its exp lies further ahead
   const { app, config } = await buildTestApp(t, { jwtTtl: '1h' });
   const ana = await createUser(app, { email: 'ana@example.com' });
   const now = Math.floor(Date.now() / 1000);
-  const base = { sub: String(ana.id), role: 'CLIENT', ver: 1, jti: 'jti-age' };
+  const base = { sub: String(ana.id), role: 'CLIENT', ver: 1, jti: 'jti-age', epoch: ana.sessionEpoch };
   const sign = (iat: number, exp: number) => rawJwt(config.jwtSecret!, { ...base, iat, exp });
   t.equal((await me(app, sign(now - 3600 + 60, now + 60))).statusCode, 200, 'a minute short of the lifetime');
   await refused(t, app, sign(now - 3600 - 5, now + 86_400), 'signed with a longer lifetime, older than JWT_TTL');
@@ -160,7 +165,7 @@ t.test('expired, unsigned, HS512, wrong-key and tampered JWTs are refused', asyn
   const ana = await createUser(app, { email: 'ana@example.com' });
   const admin = await createUser(app, { email: 'root@example.com', role: 'ADMIN' });
   const now = Math.floor(Date.now() / 1000);
-  const claims = { sub: String(ana.id), role: 'CLIENT', ver: 1, jti: 'jti-forms', iat: now - 100, exp: now + 3600 };
+  const claims = { sub: String(ana.id), role: 'CLIENT', ver: 1, jti: 'jti-forms', epoch: ana.sessionEpoch, iat: now - 100, exp: now + 3600 };
   const secret = config.jwtSecret!;
 
   await refused(t, app, rawJwt(secret, { ...claims, exp: now - 1 }), 'expired');
@@ -206,3 +211,38 @@ async function waitUntilExpired(jwt: string): Promise<void> {
   const expiresAt = Number(claimsOf(jwt).exp) * 1000;
   while (Date.now() <= expiresAt) await new Promise((resolve) => setTimeout(resolve, Math.max(10, expiresAt - Date.now() + 5)));
 }
+
+t.test('a session does not survive into a restored past: a new ADMIN that gets the old CLIENT\'s id does not inherit its JWT', async (t) => {
+  const first = await buildTestApp(t);
+  const root = await createUser(first.app, { email: 'root@example.com', role: 'ADMIN' });
+  await first.app.close();
+  // The backup: the database file as it was, taken while the gateway was stopped.
+  const dbFile = first.config.databasePath;
+  const backup = `${dbFile}.backup`;
+  copyFileSync(dbFile, backup);
+
+  const second = await buildApp(first.config, { logStream: new PassThrough() });
+  const ana = await createUser(second, { email: 'ana@example.com' });
+  const oldSession = await login(second, 'ana@example.com');
+  t.equal((await me(second, oldSession)).statusCode, 200);
+  await second.close();
+
+  // The restore: the file copied back (no WAL left after a clean close), then a new user gets the freed id.
+  for (const suffix of ['-wal', '-shm']) rmSync(`${dbFile}${suffix}`, { force: true });
+  copyFileSync(backup, dbFile);
+  const third = await buildApp(first.config, { logStream: new PassThrough() });
+  t.teardown(() => third.close());
+  const boss = await createUser(third, { email: 'boss@example.com', role: 'ADMIN' });
+  t.equal(boss.id, ana.id, 'the restored database hands out the same id again');
+  t.equal(claimsOf(oldSession).sub, String(boss.id));
+  t.equal(boss.tokenVersion, 1, 'the token version alone cannot tell them apart');
+  for (const form of ['header', 'cookie'] as const) {
+    const res = await me(third, oldSession, form);
+    t.equal(res.statusCode, 401, form);
+    t.same(res.json(), ENDED, form);
+  }
+  const users = await third.inject({ method: 'GET', url: '/api/users', headers: { authorization: `Bearer ${oldSession}` } });
+  t.equal(users.statusCode, 401, 'no ADMIN call with the old CLIENT session');
+  t.equal((await me(third, await login(third, 'boss@example.com'))).statusCode, 200, 'the new ADMIN\'s own session works');
+  t.equal((await me(third, third.issueToken(third.usersRepo.findById(root.id)!))).statusCode, 200);
+});

@@ -1,5 +1,5 @@
-// Idempotency keys per user: claimed before a send, bound to its message, completed with its answer or released when
-// it fails. A key never causes a second network call: an in-flight key is never taken over, whatever its age.
+// Idempotency keys per user: claimed before a send, bound to its message, completed with its answer (success or failure)
+// once the network was called. A key never causes a second network call: an in-flight key is never taken over, whatever its age.
 import type { DB } from './client';
 
 export type Claim =
@@ -38,8 +38,6 @@ export function createIdempotencyRepo(db: DB) {
     'UPDATE idempotency_keys SET response_body = ? WHERE user_id = ? AND key = ? AND response_status IS NULL');
   const complete = client.prepare<[status: number, body: string, userId: number, key: string]>(
     'UPDATE idempotency_keys SET response_status = ?, response_body = ? WHERE user_id = ? AND key = ?');
-  const release = client.prepare<[number, string]>(
-    'DELETE FROM idempotency_keys WHERE user_id = ? AND key = ? AND response_status IS NULL');
 
   return {
     /** Callers run it inside their send's write, so the claim and the credit go together. */
@@ -59,11 +57,6 @@ export function createIdempotencyRepo(db: DB) {
 
     complete(userId: number, key: string, status: number, body: string): void {
       complete.run(status, body, userId, key);
-    },
-
-    /** Frees an in-flight key (the send failed and charged nothing): a retry with it sends again. */
-    release(userId: number, key: string): void {
-      release.run(userId, key);
     },
   };
 }

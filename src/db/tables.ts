@@ -16,6 +16,8 @@ export const users = sqliteTable('users', {
   monthlyCredits: integer('monthly_credits').notNull().default(0),
   // Bumped on password change; JWTs carrying an older `ver` are refused.
   tokenVersion: integer('token_version').notNull().default(1),
+  // Random per row, carried in every JWT: a restored database's new user with a reused id never matches an old session.
+  sessionEpoch: text('session_epoch').notNull().default(''),
   createdAt: integer('created_at').notNull(),
   updatedAt: integer('updated_at').notNull(),
 });

@@ -1,11 +1,12 @@
 // Data access for users. Emails are compared lower-cased; unique violations surface as typed results.
 // Messaging tokens are sealed on every write: rows carry the sealed form, the send path opens it.
+import { randomBytes } from 'node:crypto';
 import { and, count, eq, isNotNull, ne, sql } from 'drizzle-orm';
 import { isSealed, type TokenCipher } from '../support/token-cipher';
 import { inTransaction, type DB } from './client';
 import { users, type UserRow } from './tables';
 
-export type NewUser = Omit<typeof users.$inferInsert, 'id' | 'createdAt' | 'updatedAt' | 'tokenVersion'>;
+export type NewUser = Omit<typeof users.$inferInsert, 'id' | 'createdAt' | 'updatedAt' | 'tokenVersion' | 'sessionEpoch'>;
 export type UserChanges = Partial<NewUser>;
 export type UniqueField = 'email' | 'messaging_phone_number_id';
 /** `last_admin`: the change would leave no active ADMIN. */
@@ -27,7 +28,7 @@ export function createUsersRepo(db: DB, tokens: TokenCipher) {
   const userBy = (column: string) => {
     const statement = db.$client.prepare<[unknown], UserRow>(`SELECT id, email, password_hash AS passwordHash, sso_id AS ssoId, role,
       is_active AS isActive, messaging_token AS messagingToken, messaging_phone_number_id AS messagingPhoneNumberId,
-      monthly_credits AS monthlyCredits, token_version AS tokenVersion, created_at AS createdAt, updated_at AS updatedAt
+      monthly_credits AS monthlyCredits, token_version AS tokenVersion, session_epoch AS sessionEpoch, created_at AS createdAt, updated_at AS updatedAt
       FROM users WHERE ${column} = ?`);
     return (key: unknown): UserRow | undefined => {
       const row = statement.get(key);
@@ -68,7 +69,11 @@ export function createUsersRepo(db: DB, tokens: TokenCipher) {
     create(fields: NewUser, now: Date): WriteResult {
       const at = now.getTime();
       return write(() => db.insert(users)
-        .values({ ...fields, email: fields.email.toLowerCase(), messagingToken: sealed(fields.messagingToken), createdAt: at, updatedAt: at })
+        .values({
+          ...fields, email: fields.email.toLowerCase(), messagingToken: sealed(fields.messagingToken),
+          // A fresh random epoch: no session issued for an earlier row with this id (before a restore) matches it.
+          sessionEpoch: randomBytes(16).toString('hex'), createdAt: at, updatedAt: at,
+        })
         .returning().get())!;
     },
 

@@ -5,10 +5,11 @@ import fastifyJwt from '@fastify/jwt';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import type { UserRow } from '../db/tables';
-import { accountDisabled, forbidden, unauthorized } from '../errors';
+import { AppError, accountDisabled, forbidden, unauthorized } from '../errors';
 
 export type Role = 'ADMIN' | 'CLIENT';
-export interface TokenClaims { sub: string; role: Role; ver: number; jti: string }
+/** `epoch`: the user row's random session epoch when the JWT was signed (a row created afresh, e.g. after a restore, has another). */
+export interface TokenClaims { sub: string; role: Role; ver: number; jti: string; epoch: string }
 /** The claims of a genuine, unexpired session JWT (its user and revocation not checked yet). */
 export interface SessionClaims extends TokenClaims { iat: number; exp: number }
 
@@ -52,6 +53,37 @@ function tokenOf(request: FastifyRequest): string | undefined {
   return undefined;
 }
 
+/** Methods that change nothing: a cross-site GET may follow a link, it never acts. */
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+
+const crossSite = () => new AppError(403, 'CROSS_SITE_REQUEST',
+  'A request from another site may not act with this gateway\'s session cookie; send it from the gateway\'s own pages or with an Authorization header');
+
+/** `scheme://host[:port]` with default ports dropped, or undefined when `value` is no origin (e.g. `null`). */
+function originOf(value: string): string | undefined {
+  try {
+    const url = new URL(value);
+    return url.protocol === 'http:' || url.protocol === 'https:' ? url.origin : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Whether a browser sent this request from another site: its Origin names another origin than the gateway's own (the
+ * request's scheme and host as Fastify computes them, TRUST_PROXY honoured), or, without Origin, Sec-Fetch-Site says
+ * `cross-site` or `same-site`. Neither header (curl, scripts): not a browser's, not cross-site.
+ */
+function fromAnotherSite(request: FastifyRequest): boolean {
+  const origin = request.headers.origin;
+  if (origin !== undefined) {
+    const own = originOf(`${request.protocol}://${request.host}`);
+    return own === undefined || originOf(origin) !== own;
+  }
+  const site = request.headers['sec-fetch-site'];
+  return site === 'cross-site' || site === 'same-site';
+}
+
 export default fp(async function auth(app: FastifyInstance, options: { secret: string; ttlSeconds: number }) {
   await app.register(fastifyCookie);
   await app.register(fastifyJwt, {
@@ -63,11 +95,27 @@ export default fp(async function auth(app: FastifyInstance, options: { secret: s
     verify: { algorithms: ['HS256'], requiredClaims: REQUIRED_CLAIMS, maxAge: options.ttlSeconds, cache: 1000, cacheTTL: 600_000 },
   });
   app.decorateRequest('currentUser', null);
+  // A request that would act with the cookie (no Authorization header, which comes first) is refused from another site,
+  // before its body is read: a plain HTML form on any site could otherwise upload, replay or log out everywhere.
+  app.addHook('onRequest', async (request) => {
+    if (SAFE_METHODS.has(request.method) || request.headers.authorization !== undefined || !request.cookies.token) return;
+    if (fromAnotherSite(request)) throw crossSite();
+  });
+  if (!app.config.cookieSecure) {
+    let warned = false;
+    app.addHook('onRequest', async (request) => {
+      if (warned || request.protocol !== 'https') return;
+      warned = true;
+      request.log.warn('COOKIE_SECURE=false but this request came over HTTPS: the session cookie is also sent over plain HTTP; set COOKIE_SECURE=true');
+    });
+  }
   // Revocations of sessions expired while the process was down.
   app.sessionsRepo.prune(Date.now());
 
   app.decorate('issueToken', (user: UserRow) =>
-    app.jwt.sign({ sub: String(user.id), role: user.role, ver: user.tokenVersion, jti: randomBytes(18).toString('base64url') }));
+    app.jwt.sign({
+      sub: String(user.id), role: user.role, ver: user.tokenVersion, jti: randomBytes(18).toString('base64url'), epoch: user.sessionEpoch,
+    }));
 
   app.decorate('sessionClaims', (request: FastifyRequest) => {
     const token = tokenOf(request);
@@ -89,7 +137,8 @@ export default fp(async function auth(app: FastifyInstance, options: { secret: s
     const claims = app.sessionClaims(request);
     if (!claims) throw unauthorized('Token is invalid or expired');
     const user = app.usersRepo.findById(Number(claims.sub));
-    if (!user || claims.ver !== user.tokenVersion || app.sessionsRepo.isRevoked(claims.jti)) {
+    // A JWT of another row with this id (a restored past) or from before epochs existed (one new login) has ended too.
+    if (!user || claims.ver !== user.tokenVersion || claims.epoch !== user.sessionEpoch || app.sessionsRepo.isRevoked(claims.jti)) {
       throw unauthorized('Session has ended; log in again');
     }
     if (!user.isActive) throw accountDisabled();

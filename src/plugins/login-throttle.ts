@@ -1,4 +1,5 @@
-// Rate limits of FAILED logins, per (client IP, e-mail) pair and per client IP, on @fastify/rate-limit's in-memory store.
+// Rate limits of FAILED logins, per (client IP, e-mail) pair, per client IP (an IPv6 client per /64) and per account,
+// on @fastify/rate-limit's in-memory store.
 import fastifyRateLimit, { normalizeIP } from '@fastify/rate-limit';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
@@ -9,6 +10,12 @@ import { AppError } from '../errors';
 export const MAX_FAILED_LOGINS = 10;
 /** Password spraying (a few guesses on many e-mails): counted per client IP. */
 export const MAX_FAILED_LOGINS_PER_IP = 100;
+/**
+ * Guessing one account from many addresses: counted per e-mail, whatever the address. Once used up, that account's
+ * password logins are refused unchecked until the window moves on (otherwise the guesses would go on being checked);
+ * existing sessions and the admin CLI are unaffected.
+ */
+export const MAX_FAILED_LOGINS_PER_ACCOUNT = 30;
 export const FAILED_LOGIN_WINDOW_MS = 15 * 60 * 1000;
 // Room for many keys, so that failures on random e-mails cannot evict the attacked one's counter.
 const CACHE = 100_000;
@@ -16,8 +23,8 @@ const CACHE = 100_000;
 declare module 'fastify' {
   interface FastifyInstance {
     /**
-     * Runs a login `attempt` unless the request's (client IP, body e-mail) pair or its client IP has
-     * used up its failures (429). An attempt resolving to undefined counts as a failure of both;
+     * Runs a login `attempt` unless the request's (client IP, body e-mail) pair, its client IP or its e-mail has
+     * used up its failures (429). An attempt resolving to undefined counts as a failure of all three;
      * successes and attempts that throw never count.
      */
     throttleLogin: <T>(request: FastifyRequest, attempt: () => Promise<T | undefined>) => Promise<T | undefined>;
@@ -46,22 +53,23 @@ class Pending {
 }
 
 export default fp(async function loginThrottle(app: FastifyInstance) {
+  // An IPv6 client is its /64 (the default of normalizeIP): one host hands out a whole /64 to itself at will.
   const clientIp = (request: FastifyRequest) => normalizeIP(request.ip);
+  const account = (request: FastifyRequest) => (request.body as LoginBody).email.toLowerCase();
+  /** `cache` sizes a limit's own store (the option is passed through, though not in the type). */
+  const ownLimit = (max: number, keyGenerator: (request: FastifyRequest) => string) =>
+    app.createRateLimit({ max, timeWindow: FAILED_LOGIN_WINDOW_MS, keyGenerator, cache: CACHE } as Parameters<FastifyInstance['createRateLimit']>[0]);
   await app.register(fastifyRateLimit, {
     global: false,
     max: MAX_FAILED_LOGINS,
     timeWindow: FAILED_LOGIN_WINDOW_MS,
     cache: CACHE,
-    keyGenerator: (request) => `${clientIp(request)} ${(request.body as LoginBody).email.toLowerCase()}`,
+    keyGenerator: (request) => `${clientIp(request)} ${account(request)}`,
   });
   const limits = [
     { check: app.createRateLimit(), pending: new Pending(), scope: 'for this e-mail from your address' },
-    {
-      // `cache` sizes this limit's own store (the option is passed through, though not in the type).
-      check: app.createRateLimit({ max: MAX_FAILED_LOGINS_PER_IP, timeWindow: FAILED_LOGIN_WINDOW_MS, keyGenerator: clientIp, cache: CACHE } as Parameters<FastifyInstance['createRateLimit']>[0]),
-      pending: new Pending(),
-      scope: 'from your address',
-    },
+    { check: ownLimit(MAX_FAILED_LOGINS_PER_IP, clientIp), pending: new Pending(), scope: 'from your address' },
+    { check: ownLimit(MAX_FAILED_LOGINS_PER_ACCOUNT, account), pending: new Pending(), scope: 'for this account' },
   ];
   // Bumped whenever an attempt's outcome has been counted. Attempts being verified count against the
   // limits too (argon2 takes ~55 ms: parallel guesses would otherwise all pass before the first

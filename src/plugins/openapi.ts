@@ -16,7 +16,12 @@ export default fp(async function openapi(app: FastifyInstance) {
       components: {
         securitySchemes: {
           bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' },
-          cookie: { type: 'apiKey', in: 'cookie', name: 'token' },
+          cookie: {
+            type: 'apiKey', in: 'cookie', name: 'token',
+            description: 'The session cookie set by login. A request that changes something (not GET/HEAD/OPTIONS) and relies on it is '
+              + 'refused 403 `CROSS_SITE_REQUEST` when a browser sent it from another site (its `Origin` is not the gateway\'s own, or '
+              + 'without `Origin`, `Sec-Fetch-Site` is `cross-site` or `same-site`); requests with an `Authorization` header are not affected.',
+          },
         },
       },
     },

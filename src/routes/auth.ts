@@ -27,7 +27,8 @@ const auth: FastifyPluginAsyncTypebox = async (app) => {
       summary: 'Log in',
       description: 'Sets the `token` cookie (HttpOnly, SameSite=Lax, Path=/, Max-Age = the session lifetime). '
         + 'Wrong e-mail or password: 401 `INVALID_CREDENTIALS`; a disabled account: 403 `ACCOUNT_DISABLED` (only with the right password). '
-        + 'Repeated failures per client IP and e-mail, or per client IP: 429 `TOO_MANY_LOGIN_ATTEMPTS`; '
+        + 'Repeated failures per client IP and e-mail, per client IP (an IPv6 client: its /64), or per account from all addresses '
+        + '(30 in 15 minutes; then no password of that account is checked until the window moves on): 429 `TOO_MANY_LOGIN_ATTEMPTS`; '
         + 'too many logins being checked at once: 503 `BUSY`. Both carry `Retry-After`.',
       security: [],
       body: LoginBody,

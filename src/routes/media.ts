@@ -3,10 +3,11 @@ import { open } from 'node:fs/promises';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { errors, IdParams } from '../../schemas/common';
 import { MediaFile } from '../../schemas/media';
-import { AppError, forbidden } from '../errors';
+import { AppError } from '../errors';
 import { fields, parseJsonOrUndefined, str } from '../support/loose-json';
 import { contentDisposition, isInline, servedType } from '../services/media-disposition';
 
+const messageNotFound = () => new AppError(404, 'MESSAGE_NOT_FOUND', 'Message not found');
 const notStored = () => new AppError(404, 'MEDIA_NOT_STORED', 'This message has no stored media (not downloaded yet, failed, or no media)');
 
 const media: FastifyPluginAsyncTypebox = async (app) => {
@@ -16,7 +17,7 @@ const media: FastifyPluginAsyncTypebox = async (app) => {
       tags: ['media'],
       operationId: 'getMedia',
       summary: 'The stored file of an inbound media message',
-      description: '`{id}` is the message id; for the message owner or an ADMIN. Answered once the gateway has downloaded the file from the network (in the background, after the message '
+      description: '`{id}` is the message id; for the message owner or an ADMIN (another user\'s message answers 404 `MESSAGE_NOT_FOUND`, as a missing one does). Answered once the gateway has downloaded the file from the network (in the background, after the message '
         + 'arrived): until then, and after a failed download, 404 MEDIA_NOT_STORED. Images, audio and video of the common types '
         + 'are served inline; anything else as an attachment that the browser never runs.',
       security: [{ bearer: [] }, { cookie: [] }],
@@ -30,8 +31,8 @@ const media: FastifyPluginAsyncTypebox = async (app) => {
     const caller = request.currentUser!;
     const { id } = request.params;
     const message = app.mediaRepo.ofMessage(id);
-    if (!message) throw new AppError(404, 'MESSAGE_NOT_FOUND', 'Message not found');
-    if (message.userId !== caller.id && caller.role !== 'ADMIN') throw forbidden("You may only read your own messages' media");
+    // Another CLIENT's message answers exactly like a missing one: ids are sequential, and a 403 would confirm it exists.
+    if (!message || (message.userId !== caller.id && caller.role !== 'ADMIN')) throw messageNotFound();
     if (message.state !== 'stored') throw notStored();
     let file;
     try {

@@ -38,6 +38,19 @@ export function failureError(result: Failure): AppError {
   }
 }
 
+/** What an Idempotency-Key keeps of a failure answer (its status is kept beside it), to give it again on a repeat. */
+export function keptFailure(error: AppError): string {
+  return JSON.stringify({ code: error.code, message: error.message, extra: error.extra, headers: error.headers });
+}
+
+/** The kept failure answer again, marked as a replay: no new network call, no new charge or refund. */
+export function replayedFailure(status: number, kept: string): AppError {
+  const { code, message, extra, headers } = JSON.parse(kept) as {
+    code: string; message: string; extra?: Record<string, unknown>; headers?: Record<string, string>;
+  };
+  return new AppError(status, code, message, extra, { ...headers, 'idempotent-replayed': 'true' });
+}
+
 /** The network accepted the message but storage refused its answer (SPEC §5 item 7): sent, charged, never to be sent again. */
 export function sentButNotStored(id: number, wamid: string): AppError {
   return new AppError(503, 'STORAGE_UNAVAILABLE',

@@ -9,7 +9,7 @@ import { AppError, asStorageError } from '../errors';
 import { wireBody, type MessagingAccount, type MessagingClient, type OutboundMessage } from '../messaging/client';
 import { monthKey } from '../support/time';
 import { storedFields } from './outbound-message';
-import { failureError, failureRecord, outcomeUnknown, sentButNotStored } from './send-failures';
+import { failureError, failureRecord, keptFailure, outcomeUnknown, replayedFailure, sentButNotStored } from './send-failures';
 import type { SendTracker } from './send-tracker';
 
 const KEY_TTL_MS = 24 * 3600 * 1000;
@@ -92,7 +92,11 @@ export async function sendMessage(deps: SendDeps, user: UserRow, message: Outbou
     if (reservedId !== undefined) deps.tracker.end(reservedId);
     throw error;
   });
-  if (claimed.kind === 'replay') return { answer: JSON.parse(claimed.body) as SendAnswer, replayed: true };
+  if (claimed.kind === 'replay') {
+    // Whatever the first answer was once the network was called: a refusal, a throttle or a timeout is given again too.
+    if (claimed.status !== 201) throw replayedFailure(claimed.status, claimed.body);
+    return { answer: JSON.parse(claimed.body) as SendAnswer, replayed: true };
+  }
   if (claimed.kind === 'mismatch') throw keyErrors.mismatch();
   if (claimed.kind === 'in_flight') {
     const phase = claimed.messageId === null ? undefined : deps.tracker.phaseOf(claimed.messageId);
@@ -109,16 +113,18 @@ export async function sendMessage(deps: SendDeps, user: UserRow, message: Outbou
   const settledAt = deps.now().getTime();
 
   if (result.kind !== 'accepted') {
+    const failure = failureError(result);
     const settleFailure = () => {
       deps.messages.markFailed(id, failureRecord(result), settledAt);
       deps.credits.refund(user.id, month);
-      if (idempotencyKey !== undefined) deps.idempotency.release(user.id, idempotencyKey);
+      // The network was called (after a timeout it may even have delivered): the key keeps this answer, never sends again.
+      if (idempotencyKey !== undefined) deps.idempotency.complete(user.id, idempotencyKey, failure.statusCode, keptFailure(failure));
     };
     // The network's answer is the news; a refused write is retried in the background and does not change it.
     await deps.tracker.settle(id, settleFailure, 0).catch((error: unknown) => {
       if (asStorageError(error) === undefined) throw error;
     });
-    throw failureError(result);
+    throw failure;
   }
   try {
     return await deps.tracker.settle(id, () => {
