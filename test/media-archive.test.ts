@@ -343,3 +343,27 @@ t.test('below the free-space floor no download starts: no_space, not even a look
   t.equal(ctx.sandbox.requests.filter((r) => r.method === 'GET').length, 0, 'the network was not asked');
   t.same(ctx.app.mediaFiles.list(), { stored: [], parts: [] });
 });
+
+t.test('HEAD on a stored file answers its headers and reads no body', async (t) => {
+  const ctx = await archive(t);
+  const size = 8 * 1024 * 1024;
+  const id = await ctx.inbound({ type: 'document', data: b64(Buffer.alloc(size, 66)), mime_type: 'application/pdf', filename: 'big.pdf' });
+  await ctx.until(id, (r) => r.state === 'stored');
+  // Bytes this process read through read(2) (files, sockets): a HEAD that read the file would add its 8 MB.
+  const readBytes = () => Number(/rchar: (\d+)/.exec(readFileSync('/proc/self/io', 'utf8'))![1]);
+  const before = readBytes();
+  const head = await ctx.app.inject({ method: 'HEAD', url: `/api/media/${id}`, headers: ctx.auth });
+  // Fastify's own HEAD would drain the stream after answering: give it every chance to show up.
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  const read = readBytes() - before;
+  t.equal(head.statusCode, 200);
+  t.equal(head.body, '');
+  t.equal(head.headers['content-length'], String(size));
+  t.equal(head.headers['content-type'], 'application/pdf');
+  t.match(String(head.headers['content-disposition']), /^attachment; filename="big\.pdf"/);
+  t.match(String(head.headers['content-security-policy']), /^sandbox/);
+  t.ok(read < size / 2, `read ${read} bytes, not the file's ${size}`);
+  t.equal((await ctx.app.inject({ method: 'HEAD', url: '/api/media/999999', headers: ctx.auth })).statusCode, 404);
+  const get = await ctx.media(id);
+  t.equal(get.rawPayload.length, size, 'GET still streams the file');
+});
