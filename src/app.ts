@@ -24,6 +24,7 @@ import metricsRoutes from './routes/metrics';
 import mediaRoutes from './routes/media';
 import messageRoutes from './routes/messages';
 import mediaUploadRoutes from './routes/media-upload';
+import type { UploadFairness } from './services/upload-fairness';
 import webhookRoutes from './routes/webhook';
 import webhookEventRoutes from './routes/webhook-events';
 import conversationRoutes from './routes/conversations';
@@ -40,6 +41,8 @@ export interface AppOptions {
   hashSlots?: HashSlots;
   /** Node's process metrics on /metrics (the server turns them on; test apps leave them off). */
   processMetrics?: boolean;
+  /** The uploads' pace floor and per-user turns (tests shrink the window and watch the turns). */
+  uploads?: UploadFairness;
 }
 
 declare module 'fastify' {
@@ -138,7 +141,7 @@ export async function buildApp(config: Config, options: AppOptions = {}) {
   await app.register(healthRoutes);
   await app.register(metricsRoutes);
   await app.register(messageRoutes);
-  await app.register(mediaUploadRoutes);
+  await app.register(mediaUploadRoutes, options.uploads ?? {});
   await app.register(webhookRoutes);
   await app.register(webhookEventRoutes);
   await app.register(conversationRoutes);
