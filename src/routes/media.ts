@@ -19,10 +19,10 @@ const media: FastifyPluginAsyncTypebox = async (app) => {
     schema: {
       tags: ['media'],
       operationId: 'getMedia',
-      summary: 'The stored file of an inbound media message (HEAD: its headers only, the file not read)',
+      summary: 'The stored file of an inbound media message',
       description: '`{id}` is the message id; for the message owner or an ADMIN. Answered once the gateway has downloaded the file from the network (in the background, after the message '
         + 'arrived): until then, and after a failed download, 404 MEDIA_NOT_STORED. Images, audio and video of the common types '
-        + 'are served inline; anything else as an attachment that the browser never runs.',
+        + 'are served inline; anything else as an attachment that the browser never runs. HEAD answers the same headers without reading the file.',
       security: [{ bearer: [] }, { cookie: [] }],
       params: IdParams,
       response: {
