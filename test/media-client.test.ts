@@ -8,7 +8,7 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import t from 'tap';
 import { createMediaClient, sha256Bytes } from '../src/messaging/media';
-import { isInternalAddress, refusedMediaUrl } from '../src/messaging/media-url-policy';
+import { guardedLookup, isInternalAddress, refusedMediaUrl } from '../src/messaging/media-url-policy';
 import { tempDir } from './helper';
 
 async function network(t: Parameters<typeof tempDir>[0], body: Buffer, announced: Buffer) {
@@ -119,4 +119,14 @@ t.test('the URL policy: https only (http while the API is http), no internal add
   t.ok(isInternalAddress('100.64.0.1'));
   t.notOk(isInternalAddress('8.8.8.8'));
   t.notOk(isInternalAddress('2001:4860::8888'));
+});
+
+t.test('at connect time too: a host name resolving to an internal address is refused unless it is the API host', async (t) => {
+  const resolve = (apiUrl: string, host: string) => new Promise<{ error: NodeJS.ErrnoException | null; address: unknown }>((done) =>
+    guardedLookup(apiUrl)(host, { all: true }, (error, address) => done({ error, address })));
+  const refused = await resolve('http://127.0.0.1:8/v1', 'localhost');
+  t.equal(refused.error?.code, 'EADDRNOTALLOWED', 'localhost is not the API host 127.0.0.1');
+  const own = await resolve('http://localhost:8/v1', 'localhost');
+  t.equal(own.error, null, "the API's own host name");
+  t.ok(Array.isArray(own.address) && own.address.length > 0);
 });

@@ -1,7 +1,7 @@
 // Where the user's token may go: a media URL named by the lookup answer gets it only over https (http only when the
 // API itself is http) and never at a loopback, private or link-local address unless that is the API's own host.
 import { lookup } from 'node:dns/promises';
-import { BlockList, isIP } from 'node:net';
+import { BlockList, isIP, type LookupFunction } from 'node:net';
 
 const internal = new BlockList();
 for (const [net, prefix] of [['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], ['127.0.0.0', 8], ['169.254.0.0', 16],
@@ -41,4 +41,23 @@ export async function refusedMediaUrl(url: string, apiUrl: string): Promise<stri
   const own = new Set(await addresses(api.hostname).catch(() => []));
   const foreign = inside.find((ip) => !own.has(ip));
   return foreign === undefined ? null : `host ${target.hostname} is a loopback, private or link-local address (${foreign})`;
+}
+
+/**
+ * A `lookup` for the download connections that refuses, at connect time, an internal address for any host but the
+ * API's own (a name that resolved to a public address for the check cannot switch to an internal one for the connect).
+ */
+export function guardedLookup(apiUrl: string): LookupFunction {
+  const apiHost = bare(new URL(apiUrl).hostname);
+  return (hostname, options, callback) => {
+    const family = options.family === 'IPv4' ? 4 : options.family === 'IPv6' ? 6 : options.family ?? 0;
+    lookup(hostname, { family, all: true }).then((entries) => {
+      if (bare(hostname) !== apiHost && entries.some((entry) => isInternalAddress(entry.address))) {
+        callback(Object.assign(new Error(`${hostname} resolves to an internal address`), { code: 'EADDRNOTALLOWED' }), '');
+        return;
+      }
+      if (options.all) callback(null, entries);
+      else callback(null, entries[0]!.address, entries[0]!.family);
+    }, (error: NodeJS.ErrnoException) => callback(error, ''));
+  };
 }

@@ -7,7 +7,7 @@ import { Agent, type Dispatcher } from 'undici';
 import { NetworkMediaInfo } from '../../schemas/network';
 import { parseRetryAfter } from './answers';
 import { deadlines, errorCode } from './failures';
-import { refusedMediaUrl } from './media-url-policy';
+import { guardedLookup, refusedMediaUrl } from './media-url-policy';
 
 export interface MediaClientOptions {
   baseUrl: string; timeoutMs: number; maxBytes: number;
@@ -59,7 +59,8 @@ export function createMediaClient(options: MediaClientOptions) {
   const basePath = options.baseUrl.replace(/\/+$/, '');
   const { maxBytes, now = Date.now } = options;
   // An agent, not a pool: the download URL names a host of its own. Same deadlines as the send client.
-  const agent = new Agent({ connections: 4, keepAliveTimeout: 10_000, ...deadlines(options.timeoutMs) });
+  const limits = deadlines(options.timeoutMs);
+  const agent = new Agent({ connections: 4, keepAliveTimeout: 10_000, ...limits, connect: { ...limits.connect, lookup: guardedLookup(options.baseUrl) } });
   function get(url: string, token: string, signal: AbortSignal): Promise<Dispatcher.ResponseData> {
     const target = new URL(url);
     return agent.request({ origin: target.origin, path: target.pathname + target.search, method: 'GET', signal, headers: { authorization: `Bearer ${token}` } });
