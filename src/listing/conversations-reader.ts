@@ -17,6 +17,8 @@ import type { ConversationsRepo } from '../db/conversations-repo';
 import { AppError } from '../errors';
 import { listConversationsJson } from '../services/conversations';
 import { SLOT_BYTES, SLOTS, type ListingReply, type ThreadRequest } from './listing-protocol';
+import { abandoned, createTurns } from './listing-turns';
+export { USER_TURNS } from './listing-turns';
 
 /** A listing's answer; `done` frees what holds it once it has been sent (or the response ended otherwise). */
 export interface Listing { bytes: Buffer; done: () => void }
@@ -54,8 +56,6 @@ const pending = new Map<number, Pending>();
 const drainWaiters = new Map<string, (() => void)[]>();
 let nextId = 0;
 let worker: Worker | undefined;
-/** Listings of one user under way at once; more wait their turn. */
-export const USER_TURNS = 4;
 
 const busyWith = (databasePath: string) => [...pending.values()].some((p) => p.databasePath === databasePath);
 /** Slots whose answer a response is sending. */
@@ -120,70 +120,11 @@ function startThread(): Worker {
   return thread;
 }
 
-const abandoned = () => new AppError(499, 'LISTING_ABANDONED', 'The client went away before its listing started');
 const freeSlots = () => {
   let free = 0;
   for (let slot = 0; slot < SLOTS; slot++) if (Atomics.load(slotStates, slot) === 0) free += 1;
   return free;
 };
-
-/** Per-user turns: at most USER_TURNS at once per user, the others queued in arrival order. */
-function createTurns() {
-  const users = new Map<number, { running: number; queue: (() => void)[] }>();
-  let peak = 0;
-  let abandonedCount = 0;
-  const release = (userId: number) => {
-    const user = users.get(userId)!;
-    const next = user.queue.shift();
-    if (next) next(); // the turn passes straight on: a newcomer cannot overtake the queue
-    else if (--user.running === 0) users.delete(userId);
-  };
-  return {
-    /** Resolves with the turn's release (call once), or rejects when `gone` aborts first. */
-    take(userId: number, gone?: AbortSignal): Promise<() => void> {
-      const user = users.get(userId) ?? { running: 0, queue: [] };
-      users.set(userId, user);
-      let released = false;
-      const once = () => {
-        if (released) return;
-        released = true;
-        release(userId);
-      };
-      if (user.running < USER_TURNS) {
-        user.running += 1;
-        peak = Math.max(peak, user.running);
-        return Promise.resolve(once);
-      }
-      return new Promise((resolve, reject) => {
-        const granted = () => {
-          gone?.removeEventListener('abort', left);
-          resolve(once);
-        };
-        const left = () => {
-          const at = user.queue.indexOf(granted);
-          if (at !== -1) user.queue.splice(at, 1);
-          abandonedCount += 1;
-          reject(abandoned());
-        };
-        if (gone?.aborted) {
-          abandonedCount += 1;
-          return reject(abandoned());
-        }
-        gone?.addEventListener('abort', left, { once: true });
-        user.queue.push(granted);
-      });
-    },
-    stats: () => {
-      let underWay = 0;
-      let waiting = 0;
-      for (const user of users.values()) {
-        underWay += user.running;
-        waiting += user.queue.length;
-      }
-      return { underWay, waiting, peakPerUser: peak, abandoned: abandonedCount };
-    },
-  };
-}
 
 export function createConversationsReader(databasePath: string, timeZone: string, inline: ConversationsRepo): ConversationsReader {
   const turns = createTurns();
