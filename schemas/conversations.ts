@@ -57,7 +57,8 @@ export const Message = Type.Object({
     url: Type.Optional(Nullable(Type.String({ description: 'Inbound: `/api/media/{id}` once stored, else null' }))),
     error: Type.Optional(Nullable(Type.String({
       description: 'Inbound: why the download failed for good (sha256_mismatch, too_large, lookup_refused, download_refused, '
-        + 'unavailable: still failing after 24 h of retries); null otherwise',
+        + 'url_refused: the lookup named a URL the token must not go to, unavailable: still failing after 24 h of retries), '
+        + 'or no_space while the archive is full (tried again once there is room); null otherwise',
     }))),
     link: Type.Optional(Nullable(Type.String({ description: 'Outbound: the link sent instead of an uploaded id' }))),
     caption: Type.Optional(Nullable(Type.String({ description: 'Outbound: the caption sent' }))),

@@ -1,5 +1,7 @@
 // POST /api/media: the network's media kinds and size limits, and the answer to an upload (the id to send media with).
 import { Type } from '@sinclair/typebox';
+import { ErrorResponse } from './common';
+import { Upstream } from './messages';
 
 const KiB = 1024;
 const MiB = 1024 * KiB;
@@ -25,4 +27,10 @@ export const MediaUploadAnswer = Type.Object({
 /** The multipart form of POST /api/media, for the OpenAPI document (the route reads the stream itself). */
 export const UploadForm = Type.Object({
   file: Type.String({ format: 'binary', description: 'The file; its Content-Type decides the kind and the size limit' }),
+});
+
+/** 429: the network's rate limit (MESSAGING_RATE_LIMITED, with `upstream`) or this user's uploads at once (TOO_MANY_UPLOADS). */
+export const UploadTooManyResponse = Type.Composite([ErrorResponse, Type.Object({ upstream: Type.Optional(Upstream) })], {
+  title: 'UploadTooManyResponse',
+  description: 'MESSAGING_RATE_LIMITED with the network\'s error in `upstream`, or TOO_MANY_UPLOADS (at most 2 uploads at once per user)',
 });

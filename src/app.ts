@@ -24,6 +24,7 @@ import metricsRoutes from './routes/metrics';
 import mediaRoutes from './routes/media';
 import messageRoutes from './routes/messages';
 import mediaUploadRoutes from './routes/media-upload';
+import type { UploadFairness } from './services/upload-fairness';
 import webhookRoutes from './routes/webhook';
 import webhookEventRoutes from './routes/webhook-events';
 import conversationRoutes from './routes/conversations';
@@ -42,6 +43,8 @@ export interface AppOptions {
   processMetrics?: boolean;
   /** Request-body bytes held in memory at once (64 MB; tests shrink it). */
   bodyBudgetBytes?: number;
+  /** The uploads' pace floor and per-user turns (tests shrink the window and watch the turns). */
+  uploads?: UploadFairness;
 }
 
 declare module 'fastify' {
@@ -140,7 +143,7 @@ export async function buildApp(config: Config, options: AppOptions = {}) {
   await app.register(healthRoutes);
   await app.register(metricsRoutes);
   await app.register(messageRoutes);
-  await app.register(mediaUploadRoutes);
+  await app.register(mediaUploadRoutes, options.uploads ?? {});
   await app.register(webhookRoutes);
   await app.register(webhookEventRoutes);
   await app.register(conversationRoutes);

@@ -6,6 +6,8 @@ import type { App } from '../src/app';
 import { ConversationList } from '../schemas/conversations';
 import { isoUtc } from '../src/support/iso-utc';
 import { SLOT_BYTES, SLOTS } from '../src/listing/listing-protocol';
+import { USER_TURNS } from '../src/listing/conversations-reader';
+import { connect } from 'node:net';
 import { bearer, buildTestApp, createAdmin, createUser } from './helper';
 import { inbound, iso, outbound } from './fixtures/conversations';
 
@@ -320,4 +322,68 @@ t.test('listings at once beyond the answer slots, and answers bigger than a slot
   bodies.forEach((body, i) => t.equal(body, users[i] === ana ? bigAlone : smallAlone, `listing ${i}`));
   // And the slots are free again: the same once more.
   t.same(await Promise.all(users.map(one)), bodies);
+});
+
+/** Ana with about 1.3 MB of answer at limit=50 (fits a slot, and takes the thread a moment), Ben with three messages. */
+function seedFairness(app: App, ana: { id: number }, ben: { id: number }) {
+  const long = 'y'.repeat(1200);
+  app.db.$client.transaction(() => {
+    for (let c = 0; c < 5; c++) {
+      for (let i = 0; i < 200; i++) inbound(app, ana.id, { from: `${400000 + c}`, at: NOW - (c + 1) * 1000 * MIN + i * MIN, text: `${long}${c}.${i}` });
+    }
+    for (let c = 0; c < 3; c++) inbound(app, ben.id, { from: `${500000 + c}`, at: NOW - c * MIN, text: `ben ${c}` });
+  })();
+}
+
+t.test("10 parallel listings of one user run at most 4 at once; another user's listing does not wait behind them", async (t) => {
+  const { app, ana, ben } = await setup(t);
+  seedFairness(app, ana, ben);
+  const alone = (await get(app, ana.id, '?limit=50', bearer(app, ana))).body;
+  t.ok(Buffer.byteLength(alone) < SLOT_BYTES && Buffer.byteLength(alone) > 1_000_000, 'a big answer that fits a slot');
+  const finished: string[] = [];
+  const anas = Array.from({ length: 10 }, (_, i) => get(app, ana.id, '?limit=50', bearer(app, ana)).then((res) => {
+    finished.push(`ana${i}`);
+    return res;
+  }));
+  // Ben asks once all of Ana's are queued: he waits behind at most her 4 under way, not behind all 10.
+  for (let i = 0; i < 200 && app.conversationsReader.stats().waiting < 6; i++) await new Promise((resolve) => setImmediate(resolve));
+  t.match(app.conversationsReader.stats(), { underWay: USER_TURNS, waiting: 6 }, '4 under way, 6 waiting their turn');
+  const bens = get(app, ben.id, '', bearer(app, ben)).then((res) => {
+    finished.push('ben');
+    return res;
+  });
+  const answers = await Promise.all(anas);
+  t.equal((await bens).statusCode, 200);
+  answers.forEach((res, i) => {
+    t.equal(res.statusCode, 200, `listing ${i}`);
+    t.equal(res.body, alone, `listing ${i} whole and right`);
+  });
+  t.equal(app.conversationsReader.stats().peakPerUser, USER_TURNS, 'never more than 4 of one user at once');
+  t.ok(finished.indexOf('ben') < finished.indexOf('ana9'), `Ben answered before Ana's last (${finished.join(' ')})`);
+  t.match(app.conversationsReader.stats(), { underWay: 0, waiting: 0, freeSlots: SLOTS });
+});
+
+t.test('listings whose client closes the socket free their answer slots and turns at once', async (t) => {
+  const { app, ana, ben } = await setup(t);
+  seedFairness(app, ana, ben);
+  const address = await app.listen({ host: '127.0.0.1', port: 0 });
+  const { port } = new URL(address);
+  const token = bearer(app, ana).authorization;
+  // Each client asks and goes away at once: its listing is still waiting its turn or being computed.
+  for (let i = 0; i < 12; i++) {
+    const socket = connect(Number(port), '127.0.0.1');
+    socket.on('error', () => undefined);
+    socket.end(`GET /api/user/${ana.id}/conversations?limit=50 HTTP/1.1\r\nHost: x\r\nAuthorization: ${token}\r\n\r\n`, () => socket.destroy());
+  }
+  // Counted, not timed: until all 12 were run or abandoned and none is under way (a deadline only to fail instead of hanging).
+  const settled = () => {
+    const stats = app.conversationsReader.stats();
+    return stats.run + stats.abandoned === 12 && stats.underWay === 0;
+  };
+  for (let i = 0; i < 2000 && !settled(); i++) await new Promise((resolve) => setTimeout(resolve, 5));
+  t.match(app.conversationsReader.stats(), { underWay: 0, waiting: 0, freeSlots: SLOTS }, 'every slot and turn free again');
+  t.equal(app.conversationsReader.stats().run + app.conversationsReader.stats().abandoned, 12, 'all 12 reached the reader');
+  const again = await get(app, ana.id, '?limit=50', bearer(app, ana));
+  t.equal(again.statusCode, 200);
+  t.equal(JSON.parse(again.body).length, 5);
 });

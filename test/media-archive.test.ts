@@ -6,8 +6,6 @@ import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import t from 'tap';
 import { buildApp } from '../src/app';
-import { createMediaDownloads } from '../src/jobs/media-downloads';
-import { createMediaClient } from '../src/messaging/media';
 import type { Config } from '../src/config';
 import { bearer, createAdmin, createUser } from './helper';
 import { png } from './fixtures/png';
@@ -285,25 +283,92 @@ t.test('retention deletes aged messages with their files; deleting a user delete
   t.same(ctx.app.mediaFiles.list(), { stored: [], parts: [] }, "the user's files went with it");
 });
 
-t.test('while live traffic keeps the gateway busy, downloads start one at a time; at full speed again once it is quiet', async (t) => {
+t.test('a burst of 10 inbound media callbacks while a client polls the listing every 200 ms: all 10 are stored', async (t) => {
   const ctx = await archive(t);
-  // The app's own worker stays out of the way: this test drives a second one over the same queue.
-  await ctx.app.mediaDownloads.stop();
-  ctx.sandbox.media.enqueue({ stage: 'download', delayMs: 60_000 }, { stage: 'download', delayMs: 60_000 });
-  await ctx.inbound({ type: 'image', data: b64(png(2, 2)), mime_type: 'image/png' });
-  await ctx.inbound({ type: 'image', data: b64(png(2, 3)), mime_type: 'image/png' });
-  let busy = true;
-  const { config } = ctx.app;
-  const worker = createMediaDownloads({
-    writer: ctx.app.writer, repo: ctx.app.mediaRepo, files: ctx.app.mediaFiles, openToken: ctx.app.openMessagingToken,
-    client: createMediaClient({ baseUrl: config.messagingApiUrl, timeoutMs: config.messagingTimeoutMs, maxBytes: config.mediaMaxBytes }),
-    now: () => new Date(ctx.now()), log: ctx.app.log, concurrency: 2, busy: () => busy,
-  });
-  t.teardown(() => worker.stop());
-  worker.tick();
-  worker.tick();
-  t.equal(worker.stats().active, 1, 'busy: one download started, the second waits although a slot is free');
-  busy = false;
-  worker.tick();
-  t.equal(worker.stats().active, 2, 'quiet: the free slot is used');
+  let polls = 0;
+  let polling = true;
+  const poller = (async () => {
+    while (polling) {
+      const answer = await ctx.app.inject({ method: 'GET', url: `/api/user/${ctx.user.id}/conversations`, headers: ctx.auth });
+      if (answer.statusCode !== 200) throw new Error(`listing answered ${answer.statusCode}`);
+      polls += 1;
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+  })();
+  t.teardown(() => { polling = false; return poller; });
+  const images = Array.from({ length: 10 }, (_, i) => png(i + 1, 2));
+  const ids: number[] = [];
+  for (const image of images) ids.push(await ctx.inbound({ type: 'image', data: b64(image), mime_type: 'image/png' }));
+  // Stored as the listing shows it, polled like the client does (a deadline only to fail instead of hanging).
+  const storedCount = async () => {
+    const answer = await ctx.app.inject({ method: 'GET', url: `/api/user/${ctx.user.id}/conversations`, headers: ctx.auth });
+    return (answer.json()[0].messages as { id: number; media: { stored: boolean } }[]).filter((m) => ids.includes(m.id) && m.media.stored).length;
+  };
+  let stored = 0;
+  for (let i = 0; i < 600 && stored < 10; i++) {
+    stored = await storedCount();
+    if (stored < 10) await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  polling = false;
+  await poller;
+  t.equal(stored, 10, 'all ten listed as stored');
+  t.ok(polls > 0, 'the client polled meanwhile');
+  for (const [i, id] of ids.entries()) t.same(readFileSync(join(ctx.app.mediaFiles.dir, String(id))), images[i], `file ${i + 1}`);
+});
+
+t.test('the archive cap: a file that would pass it waits as no_space (listed), a smaller one that fits is stored, and once room is back it is', async (t) => {
+  const ctx = await archive(t, { mediaArchiveMaxBytes: 150, retentionMessagesDays: 1 });
+  const doc = (size: number, name: string) => ctx.inbound({ type: 'document', data: b64(Buffer.alloc(size, 65)), mime_type: 'text/plain', filename: name });
+  const first = await doc(100, 'a.txt');
+  t.match(await ctx.until(first, (r) => r.state !== 'pending'), { state: 'stored', size: 100 });
+  const second = await doc(100, 'b.txt');
+  const waiting = await ctx.until(second, (r) => r.error === 'no_space');
+  t.match(waiting, { state: 'pending', attempts: 0, size: null }, 'still queued, the attempt not counted');
+  t.ok(waiting.nextAttemptAt > ctx.now(), 'tried again later');
+  t.match(await ctx.listed(second), { stored: false, url: null, error: 'no_space' });
+  t.equal((await ctx.media(second)).json().code, 'MEDIA_NOT_STORED');
+  t.same(ctx.app.mediaFiles.list(), { stored: [first], parts: [] }, 'nothing of it written');
+  const third = await doc(50, 'c.txt');
+  t.match(await ctx.until(third, (r) => r.state !== 'pending'), { state: 'stored', size: 50 }, 'exactly up to the cap');
+  t.same(ctx.app.mediaFiles.list().stored.sort(), [first, third].sort());
+  // Room comes back: the first message ages out with its file; the waiting one is tried again and stored.
+  ctx.app.db.$client.prepare('UPDATE messages SET created_at = created_at - ? WHERE id = ?').run(3 * 86_400_000, first);
+  await ctx.app.retentionSweep.run();
+  ctx.advance(61_000);
+  t.match(await ctx.until(second, (r) => r.state !== 'pending'), { state: 'stored', size: 100, error: null });
+  t.match(await ctx.listed(second), { stored: true, url: `/api/media/${second}`, error: null });
+});
+
+t.test('below the free-space floor no download starts: no_space, not even a lookup', async (t) => {
+  // A floor of 1 TiB: more than the test machine's disk keeps free.
+  const ctx = await archive(t, { storageMinFreeMb: 1_048_576 });
+  const id = await ctx.inbound({ type: 'image', data: b64(png(1, 1)), mime_type: 'image/png' });
+  t.match(await ctx.until(id, (r) => r.error === 'no_space'), { state: 'pending', attempts: 0 });
+  t.match(await ctx.listed(id), { stored: false, error: 'no_space' });
+  t.equal(ctx.sandbox.requests.filter((r) => r.method === 'GET').length, 0, 'the network was not asked');
+  t.same(ctx.app.mediaFiles.list(), { stored: [], parts: [] });
+});
+
+t.test('HEAD on a stored file answers its headers and reads no body', async (t) => {
+  const ctx = await archive(t);
+  const size = 8 * 1024 * 1024;
+  const id = await ctx.inbound({ type: 'document', data: b64(Buffer.alloc(size, 66)), mime_type: 'application/pdf', filename: 'big.pdf' });
+  await ctx.until(id, (r) => r.state === 'stored');
+  // Bytes this process read through read(2) (files, sockets): a HEAD that read the file would add its 8 MB.
+  const readBytes = () => Number(/rchar: (\d+)/.exec(readFileSync('/proc/self/io', 'utf8'))![1]);
+  const before = readBytes();
+  const head = await ctx.app.inject({ method: 'HEAD', url: `/api/media/${id}`, headers: ctx.auth });
+  // Fastify's own HEAD would drain the stream after answering: give it every chance to show up.
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  const read = readBytes() - before;
+  t.equal(head.statusCode, 200);
+  t.equal(head.body, '');
+  t.equal(head.headers['content-length'], String(size));
+  t.equal(head.headers['content-type'], 'application/pdf');
+  t.match(String(head.headers['content-disposition']), /^attachment; filename="big\.pdf"/);
+  t.match(String(head.headers['content-security-policy']), /^sandbox/);
+  t.ok(read < size / 2, `read ${read} bytes, not the file's ${size}`);
+  t.equal((await ctx.app.inject({ method: 'HEAD', url: '/api/media/999999', headers: ctx.auth })).statusCode, 404);
+  const get = await ctx.media(id);
+  t.equal(get.rawPayload.length, size, 'GET still streams the file');
 });

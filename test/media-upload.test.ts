@@ -1,6 +1,9 @@
 // POST /api/media: one multipart file part streamed to the user's network account; kinds and limits by MIME type,
 // 413/415/400 before or instead of a complete upload, no credit, and the id then sends media.
+import { PassThrough } from 'node:stream';
 import t from 'tap';
+import type { App } from '../src/app';
+import { createUploadTurns } from '../src/services/upload-fairness';
 import { PHONE_ID, sendingApp, TO, TOKEN } from './fixtures/sending';
 import { bearer, createUser } from './helper';
 
@@ -135,4 +138,67 @@ t.test('the network refusing the upload: 502 MESSAGING_REJECTED with upstream; 4
   const unconfigured = await createUser(app, { email: 'cy@example.com' });
   const res = await upload([file(10, 'image/png')], bearer(app, unconfigured));
   t.same([res.statusCode, res.json().code], [409, 'MESSAGING_NOT_CONFIGURED']);
+});
+
+/** An upload whose file part arrives as the test writes it: `more(n)` sends n more bytes, `end()` completes it. */
+function trickle(app: App, headers: Record<string, string>) {
+  const boundary = '----trickle-boundary-7MA4YWxk';
+  const body = new PassThrough();
+  body.write(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="slow.png"\r\nContent-Type: image/png\r\n\r\n`);
+  body.write(PNG_SIGNATURE);
+  const answer = app.inject({ method: 'POST', url: '/api/media', headers: { ...headers, 'content-type': `multipart/form-data; boundary=${boundary}` }, payload: body });
+  return {
+    answer,
+    more: (bytes: number) => body.write(Buffer.alloc(bytes, 7)),
+    end: () => body.end(`\r\n--${boundary}--\r\n`),
+  };
+}
+const until = async (done: () => boolean) => {
+  for (let i = 0; i < 1000 && !done(); i++) await new Promise((resolve) => setTimeout(resolve, 10));
+};
+
+t.test("one CLIENT's trickling uploads: a third is 429 TOO_MANY_UPLOADS; another user's small upload completes meanwhile", async (t) => {
+  const turns = createUploadTurns();
+  const ctx = await sendingApp(t, { ...fixedClock, options: { ...fixedClock.options, uploads: { turns } } });
+  ctx.sandbox.addAccount({ phoneNumberId: '2002', token: 'EAA-bob-token' });
+  const bob = await createUser(ctx.app, { email: 'bob@example.com', messagingToken: 'EAA-bob-token', messagingPhoneNumberId: '2002' });
+  const order: string[] = [];
+  const slow = [trickle(ctx.app, ctx.auth), trickle(ctx.app, ctx.auth)];
+  slow.forEach((s, i) => void s.answer.then(() => order.push(`trickle${i}`)));
+  await until(() => turns.inFlight(ctx.user.id) === 2);
+  t.equal(turns.inFlight(ctx.user.id), 2, 'both trickles under way');
+  for (const s of slow) s.more(100);
+  const body = form([file(14, 'image/png')]);
+  const third = await ctx.app.inject({ method: 'POST', url: '/api/media', headers: { ...ctx.auth, ...body.headers }, payload: body.payload });
+  t.equal(third.statusCode, 429);
+  t.same(third.json(), { statusCode: 429, code: 'TOO_MANY_UPLOADS', error: 'Too Many Requests', message: 'At most 2 uploads at once per user; retry once one has finished' });
+  t.equal(third.headers['retry-after'], '5');
+  const bobs = await ctx.app.inject({ method: 'POST', url: '/api/media', headers: { ...bearer(ctx.app, bob), ...body.headers }, payload: body.payload });
+  order.push('bob');
+  t.equal(bobs.statusCode, 201, "the other user's 14-byte upload");
+  t.match(bobs.json(), { id: /^\d+$/, mime_type: 'image/png', file_size: 14 });
+  for (const s of slow) s.end();
+  const answers = await Promise.all(slow.map((s) => s.answer));
+  t.same(answers.map((a) => a.statusCode), [201, 201], 'the trickles complete too');
+  t.equal(order[0], 'bob', 'answered before either trickle ended');
+  t.equal(turns.inFlight(ctx.user.id), 0, 'turns given back');
+  const after = await ctx.app.inject({ method: 'POST', url: '/api/media', headers: { ...ctx.auth, ...body.headers }, payload: body.payload });
+  t.equal(after.statusCode, 201, 'the user uploads again once the trickles are over');
+});
+
+t.test('an upload that sends less than the floor over a window is stopped: 408 UPLOAD_TOO_SLOW, the turn given back', async (t) => {
+  const turns = createUploadTurns();
+  // A 200 ms window at 16 KB/s: at least 3,276.8 bytes per window.
+  const ctx = await sendingApp(t, { ...fixedClock, options: { ...fixedClock.options, uploads: { turns, pace: { windowMs: 200 } } } });
+  const slow = trickle(ctx.app, ctx.auth);
+  slow.more(100);
+  const answer = await slow.answer;
+  t.equal(answer.statusCode, 408);
+  t.same(answer.json(), { statusCode: 408, code: 'UPLOAD_TOO_SLOW', error: 'Request Timeout', message: 'The upload sent less than 16384 bytes per second for 0.2 s and was stopped' });
+  t.equal(turns.inFlight(ctx.user.id), 0);
+  t.equal(ctx.sandbox.requests.filter((r) => r.path.endsWith('/media')).length, 0, 'the network got no complete upload');
+  // Fast enough: well over the floor every window.
+  const body = form([file(64 * KiB, 'image/png')]);
+  const fast = await ctx.app.inject({ method: 'POST', url: '/api/media', headers: { ...ctx.auth, ...body.headers }, payload: body.payload });
+  t.equal(fast.statusCode, 201);
 });

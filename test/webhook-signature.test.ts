@@ -1,5 +1,5 @@
 import t from 'tap';
-import { isValidSignature, sameSecret, signBody as sign } from '../src/webhooks/signature';
+import { escapedFormHmac, isValidSignature, sameSecret, signBody as sign } from '../src/webhooks/signature';
 import { buildTestApp, createUser } from './helper';
 import { deliver, fixtureText, inboxRows, messageCount } from './fixtures/webhooks';
 
@@ -48,6 +48,52 @@ t.test('a signature over the raw bytes with non-ASCII escaped (lowercase \\uXXXX
   t.notOk(isValidSignature(body, sign(escapedByHand, 'other'), SECRET), 'escaped form, wrong secret');
   t.notOk(isValidSignature(Buffer.from(accented.replace('😀', '😁')), sign(escapedByHand, SECRET), SECRET), 'escaped form of another body');
   t.notOk(isValidSignature(Buffer.from(escapedByHand), sign(accented, SECRET), SECRET), 'an escaped body is not unescaped to match');
+});
+
+// The escaped form of the text JSON.parse sees: the bytes decoded as the webhook decodes them, one string per character.
+const escapeText = (text: string) => text.replace(/[^\x00-\x7f]/g, (c) => '\\u' + c.charCodeAt(0).toString(16).padStart(4, '0'));
+const bySlowPath = (body: Buffer) => sign(escapeText(body.toString('utf8')), SECRET);
+
+t.test('the one-pass escaped form matches the per-character one for 2-, 3- and 4-byte UTF-8', async (t) => {
+  const cases = ['é ñ ß ©', '€ 中文 ✓ \uffff \ufeff', '😀 👍🏽 𝄞 \u{10ffff} \u{10000}', 'mix: a€b😀cé' + 'x'.repeat(70_000) + '中😀'];
+  for (const text of cases) {
+    const body = Buffer.from(text);
+    const expected = bySlowPath(body);
+    t.equal('sha256=' + escapedFormHmac(body, SECRET).toString('hex'), expected, JSON.stringify(text.slice(0, 20)));
+    t.ok(isValidSignature(body, expected, SECRET), 'accepted: ' + JSON.stringify(text.slice(0, 20)));
+  }
+  t.equal('sha256=' + escapedFormHmac(Buffer.from('😀'), SECRET).toString('hex'), sign('\\ud83d\\ude00', SECRET), 'an emoji is a surrogate pair');
+});
+
+t.test('invalid UTF-8 is escaped as the U+FFFD that the webhook\'s decoding (and so JSON.parse) sees', async (t) => {
+  const invalid = [
+    [0x80], [0xbf], [0xc0, 0x80], [0xc1, 0xbf], [0xc2], [0xc2, 0x41], [0xe0, 0x80, 0x80], [0xe0, 0xa0], [0xed, 0xa0, 0x80],
+    [0xef, 0xbf], [0xf0, 0x80, 0x80, 0x80], [0xf0, 0x9f, 0x98], [0xf0, 0x9f, 0x41, 0x98], [0xf4, 0x90, 0x80, 0x80], [0xf5, 0x80],
+    [0xff, 0xfe], [0xe2, 0x82], [0xe2, 0x82, 0xc3, 0xa9], [0xf0, 0x9f, 0x98, 0x80, 0x80],
+  ];
+  for (const bytes of invalid) {
+    const body = Buffer.concat([Buffer.from('{"a":"'), Buffer.from(bytes), Buffer.from('"}')]);
+    t.equal('sha256=' + escapedFormHmac(body, SECRET).toString('hex'), bySlowPath(body), Buffer.from(bytes).toString('hex'));
+    t.ok(isValidSignature(body, bySlowPath(body), SECRET), 'accepted: ' + Buffer.from(bytes).toString('hex'));
+  }
+  t.equal('sha256=' + escapedFormHmac(Buffer.from([0xf0, 0x9f, 0x41]), SECRET).toString('hex'), sign('\\ufffdA', SECRET), 'a truncated sequence is one U+FFFD');
+  // Random bytes, many of them invalid: same answer as decoding then escaping per character.
+  let seed = 7;
+  const next = () => (seed = (seed * 1103515245 + 12345) & 0x7fffffff) & 0xff;
+  for (let round = 0; round < 200; round++) {
+    const body = Buffer.from(Array.from({ length: 1 + (round % 40) }, () => (next() % 3 === 0 ? 0x41 : next() | 0x80)));
+    if ('sha256=' + escapedFormHmac(body, SECRET).toString('hex') !== bySlowPath(body)) t.fail('differs for ' + body.toString('hex'));
+  }
+});
+
+t.test('a 3 MB non-ASCII body with a wrong signature is refused 401 and stores nothing', async (t) => {
+  const app = await appWithUser(t, SECRET);
+  const junk = '{"x":"' + 'é中😀'.repeat(3 * 1024 * 1024 / 9 - 2) + '"}';
+  t.ok(Buffer.byteLength(junk) > 2.9 * 1024 * 1024 && Buffer.byteLength(junk) <= 3 * 1024 * 1024, 'about 3 MB');
+  const res = await deliver(app, junk, 'not-the-secret');
+  t.equal(res.statusCode, 401);
+  t.same(res.json(), INVALID);
+  t.same(inboxRows(app), []);
 });
 
 t.test('the webhook takes a real callback with emoji and accents signed in either form', async (t) => {

@@ -12,7 +12,7 @@ export interface MediaOfMessage {
   userId: number; type: string; mediaJson: string | null;
   state: 'pending' | 'stored' | 'failed' | null; mimeType: string | null; size: number | null;
 }
-export type FinalMediaError = 'sha256_mismatch' | 'too_large' | 'lookup_refused' | 'download_refused' | 'unavailable';
+export type FinalMediaError = 'sha256_mismatch' | 'too_large' | 'lookup_refused' | 'download_refused' | 'url_refused' | 'unavailable';
 
 export function createMediaRepo(db: DB, render: RenderMessage) {
   const client = db.$client;
@@ -35,6 +35,10 @@ export function createMediaRepo(db: DB, render: RenderMessage) {
   const ofMessage = client.prepare<[number], MediaOfMessage>(`SELECT m.user_id AS userId, m.type, m.media_json AS mediaJson,
       d.state, d.mime_type AS mimeType, d.size
     FROM messages m LEFT JOIN media_downloads d ON d.message_id = m.id WHERE m.id = ?`);
+  // No room now: due again later, the attempt not counted (the 24 h clock is the network's, not the disk's).
+  const later = client.prepare<{ id: number; next: number }>(`UPDATE media_downloads SET next_attempt_at = @next, error = 'no_space'
+    WHERE message_id = @id AND state = 'pending'`);
+  const storedBytes = client.prepare<[], number>(`SELECT coalesce(sum(size), 0) FROM media_downloads WHERE state = 'stored'`).pluck();
   const storedAmong = client.prepare<[string], number>(`SELECT message_id FROM media_downloads
     WHERE state = 'stored' AND message_id IN (SELECT value FROM json_each(?))`).pluck();
   const storedIds = client.prepare<[], number>(`SELECT message_id FROM media_downloads WHERE state = 'stored' ORDER BY message_id`).pluck();
@@ -60,6 +64,15 @@ export function createMediaRepo(db: DB, render: RenderMessage) {
     stored: (id: number, mime: string, size: number, now: number): boolean => settleAs(id, 'stored', { mime, size }, now),
     /** Final failure: the message lists `error`. False when the message is gone (call inside a write). */
     failed: (id: number, error: FinalMediaError, now: number): boolean => settleAs(id, 'failed', { error }, now),
+    /** No room in the archive now: due again at `next`, listed with error `no_space` meanwhile (call inside a write). */
+    noSpace(id: number, next: number): boolean {
+      if (later.run({ id, next }).changes === 0) return false;
+      mark.run({ id, stored: 0, error: 'no_space' });
+      listed.refresh(id);
+      return true;
+    },
+    /** Bytes of all stored files together (the archive's size). */
+    storedBytes: (): number => storedBytes.get() ?? 0,
     /** The message (any) with its media and download state; undefined when no such message. */
     ofMessage: (id: number): MediaOfMessage | undefined => ofMessage.get(id),
     /** Which of these message ids have a stored file on record (the orphan-file sweep keeps those). */

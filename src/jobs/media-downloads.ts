@@ -1,6 +1,7 @@
-// The inbound media archive's worker: polls the durable queue, downloads a few files at a time (never in a webhook
-// request), retries what may succeed later with growing jittered waits for up to 24 h, and stops cleanly: a download
-// cut short by shutdown stays queued and starts over after the restart.
+// The inbound media archive's worker: polls the durable queue, downloads several files at a time in arrival order
+// (never in a webhook request), keeps the archive under its cap and the disk above its floor, retries what may succeed
+// later with growing jittered waits for up to 24 h, and stops cleanly: a download cut short by shutdown stays queued
+// and starts over after the restart.
 import type { MediaRepo } from '../db/media-repo';
 import type { Writer } from '../db/writer';
 import { fields, parseJsonOrUndefined, str } from '../support/loose-json';
@@ -19,8 +20,8 @@ export interface MediaDownloadsDeps {
   log: { info: LogFn; warn: LogFn; error: LogFn };
   concurrency?: number;
   pollMs?: number;
-  /** Whether live traffic keeps the gateway busy now: then downloads wait (see `idleWaitMs`). */
-  busy?: () => boolean;
+  /** The archive's bounds: its total size (unlimited when absent) and the free bytes its filesystem keeps. */
+  room?: { maxBytes?: number; minFreeBytes: number; freeBytes: () => number };
 }
 
 /** First retry within seconds, then doubling up to an hour; given up 24 h after the first attempt. */
@@ -28,8 +29,9 @@ const RETRY_BASE_MS = 2_000;
 const RETRY_MAX_MS = 3_600_000;
 export const GIVE_UP_MS = 24 * 3_600_000;
 const POLL_MS = 1_000;
-/** While the gateway is busy, a download still starts this often: the queue never stops for good. */
-const BUSY_START_EVERY_MS = 2_000;
+const CONCURRENCY = 4;
+/** While there is no room, waiting media is tried again this often. */
+export const NO_SPACE_RETRY_MS = 60_000;
 
 /** Equal jitter: the wait before attempt n + 1 lies between half and all of base × 2^(n-1) (capped). */
 export function retryDelayMs(failures: number): number {
@@ -38,12 +40,28 @@ export function retryDelayMs(failures: number): number {
 }
 
 export function createMediaDownloads(deps: MediaDownloadsDeps) {
-  const concurrency = deps.concurrency ?? 2;
+  const concurrency = deps.concurrency ?? CONCURRENCY;
   const active = new Map<number, { controller: AbortController; done: Promise<void> }>();
+  /** Bytes promised to downloads under way (their lookup's size), counted against the cap and the floor. */
+  const reserved = new Map<number, number>();
   let stopped = false;
   let timer: NodeJS.Timeout | undefined;
-  let downloads = { stored: 0, failed: 0, retried: 0 };
-  let startedAt = -Infinity;
+  let downloads = { stored: 0, failed: 0, retried: 0, noSpace: 0 };
+
+  /** Whether `size` more bytes fit under the archive's cap and above the disk's floor (0: is there room at all). */
+  function fits(size: number): boolean {
+    const room = deps.room;
+    if (!room) return true;
+    const promised = [...reserved.values()].reduce((a, b) => a + b, 0) + size;
+    if (room.maxBytes !== undefined && deps.repo.storedBytes() + promised + (size === 0 ? 1 : 0) > room.maxBytes) return false;
+    return room.freeBytes() - promised >= room.minFreeBytes;
+  }
+
+  async function noSpace(id: number): Promise<void> {
+    downloads.noSpace += 1;
+    const at = deps.now().getTime();
+    await deps.writer.write(() => deps.repo.noSpace(id, at + NO_SPACE_RETRY_MS));
+  }
 
   async function retryOrGiveUp(id: number, first: number | null, failures: number, detail: string, retryAfterMs = 0): Promise<void> {
     const at = deps.now().getTime();
@@ -65,10 +83,17 @@ export function createMediaDownloads(deps: MediaDownloadsDeps) {
     if (mediaId === null || token === undefined) {
       return retryOrGiveUp(id, job.firstAttemptAt, job.attempts + 1, mediaId === null ? 'no media id' : 'no usable messaging token');
     }
+    if (!fits(0)) return noSpace(id);
     // A partial file left by a crash is overwritten from the start.
     await deps.files.removeFile(deps.files.partPath(id));
-    const outcome = await deps.client.fetchTo({ mediaId, token, sha256: str(media?.sha256), signal }, deps.files.partPath(id));
+    const admit = (size: number): boolean => {
+      if (!fits(size)) return false;
+      reserved.set(id, size);
+      return true;
+    };
+    const outcome = await deps.client.fetchTo({ mediaId, token, sha256: str(media?.sha256), signal, admit }, deps.files.partPath(id));
     if (outcome.kind === 'aborted') return;
+    if (outcome.kind === 'no_space') return noSpace(id);
     const at = deps.now().getTime();
     if (outcome.kind === 'retry') return retryOrGiveUp(id, job.firstAttemptAt, job.attempts + 1, outcome.detail, outcome.retryAfterMs);
     if (outcome.kind === 'final') {
@@ -92,16 +117,15 @@ export function createMediaDownloads(deps: MediaDownloadsDeps) {
       .catch((error: unknown) => deps.log.error({ err: error, messageId: job.messageId }, 'media download failed; it is tried again later'))
       .finally(() => {
         active.delete(job.messageId);
+        reserved.delete(job.messageId);
         tick();
       });
     active.set(job.messageId, { controller, done });
   }
 
-  /** Starts due downloads while slots are free; under live traffic, at most one every BUSY_START_EVERY_MS. */
+  /** Starts due downloads, oldest first, while slots are free. */
   function tick(): void {
     if (stopped || active.size >= concurrency) return;
-    const busy = deps.busy?.() ?? false;
-    if (busy && Date.now() - startedAt < BUSY_START_EVERY_MS) return;
     let due;
     try {
       due = deps.repo.due(deps.now().getTime(), concurrency + active.size);
@@ -109,10 +133,9 @@ export function createMediaDownloads(deps: MediaDownloadsDeps) {
       deps.log.error({ err: error }, 'media download queue unreadable; tried again shortly');
       return;
     }
-    for (const job of busy ? due.slice(0, 1) : due) {
+    for (const job of due) {
       if (active.size >= concurrency) break;
       if (active.has(job.messageId)) continue;
-      startedAt = Date.now();
       launch(job);
     }
   }
@@ -140,12 +163,12 @@ export function createMediaDownloads(deps: MediaDownloadsDeps) {
     sweepOrphans,
     /** Looks for due downloads now (also done every second). */
     tick,
-    /** Downloads finished since start: stored, failed for good, attempts rescheduled. */
+    /** Downloads finished since start: stored, failed for good, attempts rescheduled, put off for lack of room. */
     stats: () => ({ ...downloads, active: active.size }),
     /** Polls the queue every second; the timer keeps no process alive. */
     start(): void {
       if (stopped || timer) return;
-      downloads = { stored: 0, failed: 0, retried: 0 };
+      downloads = { stored: 0, failed: 0, retried: 0, noSpace: 0 };
       timer = setInterval(tick, deps.pollMs ?? POLL_MS);
       timer.unref();
       setImmediate(tick);

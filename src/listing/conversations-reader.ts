@@ -7,6 +7,9 @@
 // allocates no memory of its own for its answer in either thread (large per-answer buffers fragmented both threads'
 // heaps and kept the main thread's garbage collector busy). An answer with no free slot, or too big for one, moves
 // across as a buffer of its own.
+//
+// Fair: a user has at most USER_TURNS listings under way at once (asked of the thread, or being sent); more wait their
+// turn in arrival order, and a listing whose client went away while it waited is never asked of the thread.
 import { extname, join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import type { ConversationsQuery } from '../../schemas/conversations';
@@ -14,18 +17,26 @@ import type { ConversationsRepo } from '../db/conversations-repo';
 import { AppError } from '../errors';
 import { listConversationsJson } from '../services/conversations';
 import { SLOT_BYTES, SLOTS, type ListingReply, type ThreadRequest } from './listing-protocol';
+import { abandoned, createTurns } from './listing-turns';
+export { USER_TURNS } from './listing-turns';
 
 /** A listing's answer; `done` frees what holds it once it has been sent (or the response ended otherwise). */
 export interface Listing { bytes: Buffer; done: () => void }
 interface Pending { databasePath: string; resolve: (listing: Listing) => void; reject: (error: unknown) => void }
 
 export interface ConversationsReader {
-  /** The answer of GET /api/user/{id}/conversations as UTF-8 JSON. */
-  list(userId: number, query: ConversationsQuery, now: Date): Promise<Listing>;
+  /**
+   * The answer of GET /api/user/{id}/conversations as UTF-8 JSON, once it is this user's turn. `gone` aborts when the
+   * client went away: a listing still waiting its turn is then refused (LISTING_ABANDONED) and never run.
+   */
+  list(userId: number, query: ConversationsQuery, now: Date, gone?: AbortSignal): Promise<Listing>;
   /** Starts the thread and its connection now (a server about to listen), not at the first listing. */
   warm(): void;
-  /** Whether a listing is under way, or ended within the last second (of any database of this process). */
-  busy(): boolean;
+  /**
+   * Answer slots free now (of this process); this reader's listings under way and waiting now, the most under way for
+   * one user, and since start the listings run and those abandoned while they waited.
+   */
+  stats(): { freeSlots: number; underWay: number; waiting: number; peakPerUser: number; run: number; abandoned: number };
   /** Waits for this database's listings under way, then lets the thread close its connection. */
   close(): Promise<void>;
 }
@@ -45,9 +56,6 @@ const pending = new Map<number, Pending>();
 const drainWaiters = new Map<string, (() => void)[]>();
 let nextId = 0;
 let worker: Worker | undefined;
-let lastSettledAt = -Infinity;
-/** A client that lists again and again leaves gaps between its listings: they count as busy too. */
-const BUSY_AFTER_MS = 1000;
 
 const busyWith = (databasePath: string) => [...pending.values()].some((p) => p.databasePath === databasePath);
 /** Slots whose answer a response is sending. */
@@ -62,7 +70,6 @@ function settle(id: number, settleWith: (p: Pending) => void): void {
   const entry = pending.get(id);
   if (!entry) return;
   pending.delete(id);
-  lastSettledAt = Date.now();
   settleWith(entry);
   if (pending.size === 0) worker?.unref();
   if (!busyWith(entry.databasePath)) {
@@ -113,32 +120,56 @@ function startThread(): Worker {
   return thread;
 }
 
+const freeSlots = () => {
+  let free = 0;
+  for (let slot = 0; slot < SLOTS; slot++) if (Atomics.load(slotStates, slot) === 0) free += 1;
+  return free;
+};
+
 export function createConversationsReader(databasePath: string, timeZone: string, inline: ConversationsRepo): ConversationsReader {
+  const turns = createTurns();
+  let run = 0;
+  const stats = () => ({ freeSlots: freeSlots(), ...turns.stats(), run });
+  /** The listing once it is the user's turn; its `done` also gives the turn back. */
+  async function inTurn(userId: number, gone: AbortSignal | undefined, work: () => Promise<Listing>): Promise<Listing> {
+    const release = await turns.take(userId, gone);
+    let listing: Listing;
+    try {
+      if (gone?.aborted) throw abandoned();
+      run += 1;
+      listing = await work();
+    } catch (error) {
+      release();
+      throw error;
+    }
+    return { bytes: listing.bytes, done: () => { listing.done(); release(); } };
+  }
   if (databasePath === ':memory:') {
     return {
-      list: async (userId, query, now) => ({ bytes: listConversationsJson(inline, userId, query, now, timeZone), done: noop }),
+      list: (userId, query, now, gone) => inTurn(userId, gone, async () => ({ bytes: listConversationsJson(inline, userId, query, now, timeZone), done: noop })),
       warm: noop,
-      busy: () => false,
+      stats,
       close: async () => undefined,
     };
   }
+  const ask = (userId: number, query: ConversationsQuery, now: Date): Promise<Listing> => {
+    const thread = (worker ??= startThread());
+    // Only a thread with listings under way keeps the process alive.
+    if (pending.size === 0) thread.ref();
+    const id = nextId++;
+    const answer = new Promise<Listing>((resolve, reject) => pending.set(id, { databasePath, resolve, reject }));
+    thread.postMessage({ kind: 'list', id, databasePath, userId, query, now: now.getTime(), timeZone } satisfies ThreadRequest);
+    return answer;
+  };
   return {
-    list(userId, query, now) {
-      const thread = (worker ??= startThread());
-      // Only a thread with listings under way keeps the process alive.
-      if (pending.size === 0) thread.ref();
-      const id = nextId++;
-      const answer = new Promise<Listing>((resolve, reject) => pending.set(id, { databasePath, resolve, reject }));
-      thread.postMessage({ kind: 'list', id, databasePath, userId, query, now: now.getTime(), timeZone } satisfies ThreadRequest);
-      return answer;
-    },
+    list: (userId, query, now, gone) => inTurn(userId, gone, () => ask(userId, query, now)),
+    stats,
     warm() {
       worker ??= startThread();
       // Idle until the first listing: it keeps no process alive.
       if (pending.size === 0) worker.unref();
       worker.postMessage({ kind: 'open', databasePath } satisfies ThreadRequest);
     },
-    busy: () => pending.size > 0 || Date.now() - lastSettledAt < BUSY_AFTER_MS,
     async close() {
       if (busyWith(databasePath)) await new Promise<void>((resolve) => drainWaiters.set(databasePath, [...drainWaiters.get(databasePath) ?? [], resolve]));
       worker?.postMessage({ kind: 'close', databasePath } satisfies ThreadRequest);

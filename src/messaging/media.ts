@@ -7,6 +7,7 @@ import { Agent, type Dispatcher } from 'undici';
 import { NetworkMediaInfo } from '../../schemas/network';
 import { parseRetryAfter } from './answers';
 import { deadlines, errorCode } from './failures';
+import { guardedLookup, refusedMediaUrl } from './media-url-policy';
 
 export interface MediaClientOptions {
   baseUrl: string; timeoutMs: number; maxBytes: number;
@@ -14,15 +15,23 @@ export interface MediaClientOptions {
   now?: () => number;
 }
 
-/** What to fetch: the callback's media id and sha256 (base64; null when it gave none). */
-export interface MediaRequest { mediaId: string; token: string; sha256: string | null; signal: AbortSignal }
+/**
+ * What to fetch: the callback's media id and sha256 (base64; null when it gave none). `admit` is asked, once the
+ * lookup tells the size, whether the archive has room for it (false: nothing is downloaded, outcome `no_space`).
+ */
+export interface MediaRequest {
+  mediaId: string; token: string; sha256: string | null; signal: AbortSignal;
+  admit?: (fileSize: number) => boolean;
+}
 
 export type MediaOutcome =
   | { kind: 'stored'; size: number; mimeType: string }
   /** Worth another attempt later (timeout, connection, 5xx, 429): `detail` is for the record. */
   | { kind: 'retry'; detail: string; retryAfterMs?: number }
   /** Final at once: the bytes are not kept. */
-  | { kind: 'final'; error: 'sha256_mismatch' | 'too_large' | 'lookup_refused' | 'download_refused'; detail: string }
+  | { kind: 'final'; error: 'sha256_mismatch' | 'too_large' | 'lookup_refused' | 'download_refused' | 'url_refused'; detail: string }
+  /** The archive's cap or the disk's floor leaves no room for it now: tried again later. */
+  | { kind: 'no_space'; fileSize: number }
   /** The caller aborted (shutdown): nothing happened as far as the queue is concerned. */
   | { kind: 'aborted' };
 
@@ -50,7 +59,8 @@ export function createMediaClient(options: MediaClientOptions) {
   const basePath = options.baseUrl.replace(/\/+$/, '');
   const { maxBytes, now = Date.now } = options;
   // An agent, not a pool: the download URL names a host of its own. Same deadlines as the send client.
-  const agent = new Agent({ connections: 4, keepAliveTimeout: 10_000, ...deadlines(options.timeoutMs) });
+  const limits = deadlines(options.timeoutMs);
+  const agent = new Agent({ connections: 4, keepAliveTimeout: 10_000, ...limits, connect: { ...limits.connect, lookup: guardedLookup(options.baseUrl) } });
   function get(url: string, token: string, signal: AbortSignal): Promise<Dispatcher.ResponseData> {
     const target = new URL(url);
     return agent.request({ origin: target.origin, path: target.pathname + target.search, method: 'GET', signal, headers: { authorization: `Bearer ${token}` } });
@@ -62,7 +72,18 @@ export function createMediaClient(options: MediaClientOptions) {
       await answer.body.dump();
       return refused(answer.statusCode, 'lookup', answer.headers['retry-after'], now());
     }
-    const text = Buffer.from(await answer.body.arrayBuffer()).subarray(0, MAX_LOOKUP_BYTES).toString('utf8');
+    // Read up to MAX_LOOKUP_BYTES, never more: a huge or endless answer is cut off, not held.
+    const chunks: Buffer[] = [];
+    let length = 0;
+    for await (const chunk of answer.body as AsyncIterable<Buffer>) {
+      length += chunk.length;
+      if (length > MAX_LOOKUP_BYTES) {
+        answer.body.destroy();
+        return { kind: 'retry', detail: `lookup: answer over ${MAX_LOOKUP_BYTES} bytes` };
+      }
+      chunks.push(chunk);
+    }
+    const text = Buffer.concat(chunks).toString('utf8');
     let info: unknown;
     try {
       info = JSON.parse(text);
@@ -121,7 +142,12 @@ export function createMediaClient(options: MediaClientOptions) {
         const info = await lookup(request);
         if ('kind' in info) outcome = info;
         else if (info.file_size > maxBytes) outcome = { kind: 'final', error: 'too_large', detail: `lookup: ${info.file_size} bytes` };
-        else outcome = await download(info, request, path);
+        else {
+          const why = await refusedMediaUrl(info.url, options.baseUrl);
+          if (why !== null) outcome = { kind: 'final', error: 'url_refused', detail: `lookup: ${why}` };
+          else if (request.admit && !request.admit(info.file_size)) outcome = { kind: 'no_space', fileSize: info.file_size };
+          else outcome = await download(info, request, path);
+        }
       } catch (error) {
         outcome = request.signal.aborted ? { kind: 'aborted' } : { kind: 'retry', detail: `network: ${errorCode(error)}` };
       }

@@ -43,8 +43,9 @@ const headerSafe = (name: string): string => name.replace(/["\\\u0000-\u001f\u00
 export function createMediaUploader(options: { baseUrl: string; timeoutMs: number; log?: { warn(details: object, message: string): void } }) {
   const base = new URL(options.baseUrl);
   const basePath = base.pathname.replace(/\/+$/, '');
-  // Its own small pool: a long upload must not hold a connection the sends need.
-  const pool = new Pool(base.origin, { connections: 4, ...deadlines(options.timeoutMs), maxResponseSize: 64 * 1024 });
+  // Its own pool: a long upload must not hold a connection the sends need. Enough connections that users' uploads
+  // (at most 2 each, none trickling: see services/upload-fairness.ts) never queue behind one another's.
+  const pool = new Pool(base.origin, { connections: 64, ...deadlines(options.timeoutMs), maxResponseSize: 64 * 1024 });
 
   return {
     /**

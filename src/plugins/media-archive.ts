@@ -5,7 +5,7 @@ import fp from 'fastify-plugin';
 import { runForAppLifetime } from './background-job';
 import { createMediaRepo, type MediaRepo } from '../db/media-repo';
 import { createMediaDownloads, type MediaDownloads } from '../jobs/media-downloads';
-import { createLoadMonitor } from '../support/load-monitor';
+import { freeBytes } from '../support/free-space';
 import { adoptLegacyMedia, createMediaFiles, legacyMediaDirOf, mediaDirOf, type MediaFiles } from '../db/media-files';
 import { createMediaClient } from '../messaging/media';
 import { listedMessageJson } from '../views/message-json';
@@ -40,15 +40,15 @@ export default fp(async function mediaArchive(app: FastifyInstance) {
   const client = createMediaClient({
     baseUrl: app.config.messagingApiUrl, timeoutMs: app.config.messagingTimeoutMs, maxBytes: app.config.mediaMaxBytes, now: () => app.now().getTime(),
   });
-  const load = createLoadMonitor();
+  const { databasePath, mediaArchiveMaxBytes, storageMinFreeMb } = app.config;
   const downloads = createMediaDownloads({
     writer: app.writer, repo, client, files, openToken: app.openMessagingToken, now: app.now, log: app.log,
-    // Archiving can wait for a quiet moment; sends, callbacks and listings cannot.
-    busy: () => load.busy() || app.conversationsReader.busy(),
+    // The floor is the database's room: the archive never takes it.
+    room: { maxBytes: mediaArchiveMaxBytes, minFreeBytes: storageMinFreeMb * 1024 * 1024, freeBytes: () => freeBytes(databasePath) },
   });
   app.decorate('mediaFiles', files);
   app.decorate('mediaRepo', repo);
   app.decorate('mediaDownloads', downloads);
   // The network client has nothing to start; it closes once no download runs.
-  runForAppLifetime(app, 'onListen', load, downloads, { start: () => undefined, stop: client.close });
+  runForAppLifetime(app, 'onListen', downloads, { start: () => undefined, stop: client.close });
 }, { name: 'media-archive', dependencies: ['db'] });

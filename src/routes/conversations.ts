@@ -28,9 +28,24 @@ const conversations: FastifyPluginAsyncTypebox = async (app) => {
     // Another CLIENT learns nothing, not even whether the id exists.
     if (caller.id !== id && caller.role !== 'ADMIN') throw forbidden('You may only read your own conversations');
     if (!app.usersRepo.findById(id)) throw userNotFound();
-    // Bytes are sent as they are.
-    const listing = await app.conversationsReader.list(id, request.query, app.now());
-    // The answer's memory is reused once the response is over (sent, or the client went away).
+    // A client that goes away while its listing waits or runs: nothing is sent, and its answer slot and turn free at once.
+    const gone = new AbortController();
+    const leave = () => gone.abort();
+    reply.raw.once('close', leave);
+    let listing;
+    try {
+      listing = await app.conversationsReader.list(id, request.query, app.now(), gone.signal);
+    } catch (error) {
+      if (gone.signal.aborted) return reply.hijack();
+      throw error;
+    } finally {
+      reply.raw.off('close', leave);
+    }
+    if (gone.signal.aborted) {
+      listing.done();
+      return reply.hijack();
+    }
+    // Bytes are sent as they are. The answer's memory is reused once the response is over (sent, or the client went away).
     reply.raw.once('close', listing.done);
     return reply.type('application/json; charset=utf-8').send(listing.bytes as never);
   });

@@ -20,7 +20,8 @@ export interface Bubble {
 const MEDIA_ERRORS: Record<string, string> = {
   sha256_mismatch: 'the file did not match its checksum', too_large: 'the file is over the size limit',
   lookup_refused: 'the network no longer has it', download_refused: 'the network refused the download',
-  unavailable: 'the network did not answer for 24 hours',
+  unavailable: 'the network did not answer for 24 hours', url_refused: 'the network named an unsafe address for it',
+  no_space: 'the archive is full (tried again once there is room)',
 };
 
 /** How the bubble offers an archived file: only types the browser shows safely are shown or played. */
