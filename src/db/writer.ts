@@ -35,6 +35,8 @@ export interface Writer {
    * created and dropped) tells whether storage is back, at most once per `probeEveryMs`; the last answer otherwise.
    */
   checkWrites(): Promise<StorageHealth>;
+  /** Calls `listener` after every commit, before the writers' promises settle (the event feed wakes its readers). */
+  afterCommit(listener: () => void): void;
 }
 
 const PROBE_SQL = 'CREATE TABLE readiness_probe (x); DROP TABLE readiness_probe;';
@@ -51,6 +53,8 @@ export function createWriter(client: Database.Database, options: WriterOptions =
   let writes = 0;
   let health: StorageHealth = { ok: true };
   let probedAt = -Infinity;
+  const committed: (() => void)[] = [];
+  const tellCommitted = () => committed.forEach((listener) => listener());
   // better-sqlite3: a transaction function called inside another one runs as a savepoint.
   const atomic = client.transaction((body: () => unknown) => body());
 
@@ -110,6 +114,7 @@ export function createWriter(client: Database.Database, options: WriterOptions =
     }
     batches += 1;
     writes += batch.length;
+    tellCommitted();
     // Committed: storage takes writes again, unless one of the bodies just hit a fault of its own.
     const faults = outcomes.filter((o) => !o.ok && storageFaultReason(o.error) !== undefined);
     if (faults.length === 0) setHealth({ ok: true });
@@ -134,12 +139,14 @@ export function createWriter(client: Database.Database, options: WriterOptions =
       try {
         const value = atomic.immediate(body) as T;
         setHealth({ ok: true });
+        tellCommitted();
         return value;
       } catch (error) {
         throw noteError(error);
       }
     },
     stats: () => ({ batches, writes }),
+    afterCommit: (listener) => void committed.push(listener),
     health: () => health,
     async checkWrites(): Promise<StorageHealth> {
       const now = Date.now();

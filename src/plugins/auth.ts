@@ -6,6 +6,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import type { UserRow } from '../db/tables';
 import { accountDisabled, forbidden, unauthorized } from '../errors';
+import { authenticateKey, isApiKey } from './api-key-auth';
 
 export type Role = 'ADMIN' | 'CLIENT';
 export interface TokenClaims { sub: string; role: Role; ver: number; jti: string }
@@ -35,6 +36,8 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** The authenticated user, re-read from the database for this request. */
     currentUser: UserRow | null;
+    /** The API key the request authenticated with (null: a session JWT). */
+    apiKeyId: number | null;
   }
 }
 
@@ -63,6 +66,7 @@ export default fp(async function auth(app: FastifyInstance, options: { secret: s
     verify: { algorithms: ['HS256'], requiredClaims: REQUIRED_CLAIMS, maxAge: options.ttlSeconds, cache: 1000, cacheTTL: 600_000 },
   });
   app.decorateRequest('currentUser', null);
+  app.decorateRequest('apiKeyId', null);
   // Revocations of sessions expired while the process was down.
   app.sessionsRepo.prune(Date.now());
 
@@ -86,6 +90,7 @@ export default fp(async function auth(app: FastifyInstance, options: { secret: s
 
   app.decorate('authenticate', async (request: FastifyRequest) => {
     if (!tokenOf(request)) throw unauthorized();
+    if (isApiKey(tokenOf(request)!)) return authenticateKey(app, request);
     const claims = app.sessionClaims(request);
     if (!claims) throw unauthorized('Token is invalid or expired');
     const user = app.usersRepo.findById(Number(claims.sub));
