@@ -69,3 +69,47 @@ export const ListedKey = Type.Object({
   created_at: Timestamp, last_used_at: Nullable({ ...Timestamp, description: 'To the minute; null when never used' }),
 });
 export const KeyList = Type.Object({ keys: Type.Array(ListedKey) });
+
+// Event endpoints.
+export const EndpointParams = Type.Object({
+  id: Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER }),
+  endpoint_id: Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER }),
+}, { additionalProperties: false });
+export const ParkedParams = Type.Object({
+  id: Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER }),
+  endpoint_id: Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER }),
+  event_id: Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER }),
+}, { additionalProperties: false });
+const EndpointUrl = Type.String({ minLength: 1, maxLength: 2048, description: 'https URL the events are POSTed to' });
+const EndpointTypes = Type.Array(EventTypeEnum, { minItems: 1, uniqueItems: true, description: 'Only these event types (default: all)' });
+const EndpointDescription = Type.String({ maxLength: 500 });
+export const NewEndpointBody = RequestBody({ url: EndpointUrl, types: Type.Optional(EndpointTypes), description: Type.Optional(EndpointDescription) });
+export const UpdateEndpointBody = RequestBody({
+  url: Type.Optional(EndpointUrl), types: Type.Optional(Nullable(EndpointTypes)), description: Type.Optional(Nullable(EndpointDescription)),
+  enabled: Type.Optional(Type.Boolean({ description: 'false disables; true re-enables, resuming from the cursor' })),
+}, { minProperties: 1 });
+export const ReplayBody = RequestBody({ after: Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER, description: 'Deliver again every event after this id' }) });
+
+const LastAttempt = Type.Object({
+  at: Timestamp, status: Nullable(Type.Integer({ description: 'HTTP status; null when no answer came' })),
+  duration_ms: Type.Integer(), error: Nullable(Type.String()),
+});
+export const Endpoint = Type.Object({
+  id: Type.Integer(), url: Type.String(), description: Nullable(Type.String()), types: Nullable(Type.Array(Type.String())),
+  state: Type.Unsafe<'enabled' | 'disabled'>({ type: 'string', enum: ['enabled', 'disabled'] }),
+  disabled_reason: Nullable(Type.String()),
+  cursor: Type.Integer({ description: 'The last event id delivered' }),
+  lag: Type.Integer({ description: 'Events written after the cursor' }),
+  failures: Type.Integer({ description: 'Failed attempts in a row' }),
+  next_attempt_at: Nullable(Timestamp),
+  last_attempt: Nullable(LastAttempt),
+  parked: Type.Array(Type.Object({ event_id: Type.Integer(), last_status: Nullable(Type.Integer()), parked_at: Timestamp }),
+    { description: 'Events refused 3 times, set aside (retry each with …/parked/{event_id}/retry)' }),
+  created_at: Timestamp, updated_at: Timestamp,
+});
+export const CreatedEndpoint = Type.Object({ ...Endpoint.properties, secret: Type.String({ description: '`whsec_…`: shown only in this answer' }) });
+export const EndpointList = Type.Object({ endpoints: Type.Array(Endpoint) });
+export const AttemptAnswer = Type.Object({
+  delivered: Type.Boolean({ description: 'The endpoint answered 2xx' }),
+  status: Nullable(Type.Integer()), duration_ms: Type.Integer(), error: Nullable(Type.String()),
+});

@@ -33,6 +33,7 @@ import authRoutes from './routes/auth';
 import userRoutes from './routes/users';
 import eventRoutes from './routes/events';
 import apiKeyRoutes from './routes/api-keys';
+import eventEndpointRoutes from './routes/event-endpoints';
 
 export interface AppOptions {
   /** Clock used for credit months, filters and stored times; tests inject one. */
@@ -154,6 +155,7 @@ export async function buildApp(config: Config, options: AppOptions = {}) {
   await app.register(userRoutes);
   await app.register(eventRoutes);
   await app.register(apiKeyRoutes);
+  await app.register(eventEndpointRoutes);
 
   return app;
 }

@@ -19,6 +19,8 @@ export interface EventLog {
   takeTouched(): number[];
   /** The clock of `created_at` (the app's own, so retention and tests agree). */
   setClock(now: () => Date): void;
+  /** Events appended since start (metrics; rolled-back ones included). */
+  written(): number;
 }
 
 const logs = new WeakMap<Database.Database, EventLog>();
@@ -35,13 +37,16 @@ export function eventLogOf(client: Database.Database): EventLog {
     'INSERT INTO events (user_id, seq, type, message_id, status, created_at) VALUES (?, ?, ?, ?, ?, ?)');
   let touched = new Set<number>();
   let clock = () => new Date();
+  let written = 0;
   const log: EventLog = {
     append(type, messageId, status = null) {
       const row = next.get(messageId);
       if (!row) return;
       insert.run(row.userId, row.seq, type, messageId, status, clock().getTime());
       touched.add(row.userId);
+      written += 1;
     },
+    written: () => written,
     takeTouched() {
       if (touched.size === 0) return [];
       const users = [...touched];
@@ -82,6 +87,7 @@ export function createEventsRepo(db: DB) {
     oldestSeq: (userId: number): number | null => oldest.get(userId) ?? null,
     /** The user's last number so far (0: none yet). */
     lastSeq: (userId: number): number => last.get(userId) ?? 0,
+    writtenSinceStart: (): number => eventLogOf(client).written(),
     /** Retention: deletes up to `limit` events created before `before` (ms); how many went. Call inside a write. */
     deleteBefore: (before: number, limit: number): number => deleteBefore.run(before, limit).changes,
   };

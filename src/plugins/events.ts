@@ -6,6 +6,11 @@ import { createApiKeysRepo, type ApiKeysRepo } from '../db/api-keys-repo';
 import { createEventsRepo, eventLogOf, type EventsRepo } from '../db/events-repo';
 import { createNotifier, type Notifier } from '../events/notifier';
 import { createStreamHub, type StreamCredential, type StreamHub } from '../events/stream-hub';
+import { createEventEndpointsRepo, type EventEndpointsRepo } from '../db/event-endpoints-repo';
+import { createAddressPolicy, type AddressPolicy, type Resolve } from '../events/endpoint-address';
+import { createEndpointClient } from '../events/endpoint-client';
+import { createEventDeliveries, type DeliveryOutcome, type EventDeliveries } from '../jobs/event-deliveries';
+import { runForAppLifetime } from './background-job';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -14,6 +19,10 @@ declare module 'fastify' {
     /** Wakes long polls, streams and deliveries once events commit. */
     eventNotifier: Notifier;
     eventStreams: StreamHub;
+    eventEndpointsRepo: EventEndpointsRepo;
+    /** Which endpoint URLs and addresses are allowed (at save and at connect time). */
+    endpointAddresses: AddressPolicy;
+    eventDeliveries: EventDeliveries;
   }
 }
 
@@ -22,6 +31,14 @@ export interface EventsPluginOptions {
   heartbeatMs?: number;
   /** Unsent bytes after which a stream that does not read is cut off. */
   streamMaxBufferedBytes?: number;
+  /** Resolves endpoint host names (tests inject a resolver whose answers they control). */
+  resolve?: Resolve;
+  /** A delivery's time limit (10 s). */
+  deliveryTimeoutMs?: number;
+  /** The backoff's jitter source, 0 ≤ x < 1. */
+  random?: () => number;
+  /** Told of each delivery attempt's outcome (metrics). */
+  deliveryCounted?: (outcome: DeliveryOutcome) => void;
 }
 
 export const MAX_STREAMS_PER_USER = 5;
@@ -50,6 +67,24 @@ export default fp(async function events(app: FastifyInstance, options: EventsPlu
     maxBufferedBytes: options.streamMaxBufferedBytes ?? 1024 * 1024, heartbeatMs: options.heartbeatMs ?? 15_000,
   });
   app.decorate('eventStreams', hub);
+  const addresses = createAddressPolicy({
+    allowHttp: app.config.eventEndpointsAllowHttp, allowedCidrs: app.config.eventEndpointsAllowedCidrs, resolve: options.resolve,
+  });
+  app.decorate('endpointAddresses', addresses);
+  app.decorate('eventEndpointsRepo', createEventEndpointsRepo(app.db));
+  const client = createEndpointClient({ policy: addresses, timeoutMs: options.deliveryTimeoutMs ?? 10_000, now: () => app.now().getTime() });
+  const deliveries = createEventDeliveries({
+    writer: app.writer, endpoints: app.eventEndpointsRepo, events: app.eventsRepo, client, notifier,
+    openSecret: (sealed) => app.tokenCipher.open(sealed), now: app.now, random: options.random, log: app.log,
+    // Metrics register after this plugin: looked up when an attempt ends.
+    counted: (outcome) => {
+      options.deliveryCounted?.(outcome);
+      app.metrics?.deliveryOutcome(outcome);
+    },
+  });
+  app.decorate('eventDeliveries', deliveries);
+  runForAppLifetime(app, 'onReady', deliveries);
+  app.addHook('onClose', async () => client.close());
   // Open streams would keep the server from closing.
   app.addHook('preClose', async () => hub.stop());
 }, { name: 'events', dependencies: ['db'] });
