@@ -48,17 +48,13 @@ export const StreamQuery = Type.Object({
   types: Type.Optional(TypesList),
 }, { additionalProperties: false });
 
-export const CursorExpired = Type.Object({
-  statusCode: Type.Integer(), code: Type.String(), error: Type.String(), message: Type.String(),
-  oldest_available: Type.Integer({ description: 'The oldest event id still kept; re-read the listing, then continue from it' }),
-});
-
 // API keys.
 export const KeyParams = Type.Object({
   id: Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER }),
   key_id: Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER }),
 }, { additionalProperties: false });
-export const NewKeyBody = RequestBody({ name: Type.String({ minLength: 1, maxLength: 100, description: 'What the key is for' }) });
+export const NewKeyBody = RequestBody({ name: Type.String({ minLength: 1, maxLength: 100, description: 'What the key is for' }) },
+  { examples: [{ name: 'support bot' }] });
 export const CreatedKey = Type.Object({
   id: Type.Integer(), name: Type.String(),
   key: Type.String({ description: '`gwk_…`: shown only in this answer; send it as `Authorization: Bearer gwk_…`' }),
@@ -83,12 +79,14 @@ export const ParkedParams = Type.Object({
 const EndpointUrl = Type.String({ minLength: 1, maxLength: 2048, description: 'https URL the events are POSTed to' });
 const EndpointTypes = Type.Array(EventTypeEnum, { minItems: 1, uniqueItems: true, description: 'Only these event types (default: all)' });
 const EndpointDescription = Type.String({ maxLength: 500 });
-export const NewEndpointBody = RequestBody({ url: EndpointUrl, types: Type.Optional(EndpointTypes), description: Type.Optional(EndpointDescription) });
+export const NewEndpointBody = RequestBody({ url: EndpointUrl, types: Type.Optional(EndpointTypes), description: Type.Optional(EndpointDescription) },
+  { examples: [{ url: 'https://bot.example.com/events', types: ['message.received', 'message.status'], description: 'support bot' }] });
 export const UpdateEndpointBody = RequestBody({
   url: Type.Optional(EndpointUrl), types: Type.Optional(Nullable(EndpointTypes)), description: Type.Optional(Nullable(EndpointDescription)),
   enabled: Type.Optional(Type.Boolean({ description: 'false disables; true re-enables, resuming from the cursor' })),
-}, { minProperties: 1 });
-export const ReplayBody = RequestBody({ after: Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER, description: 'Deliver again every event after this id' }) });
+}, { minProperties: 1, examples: [{ enabled: true }] });
+export const ReplayBody = RequestBody({ after: Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER, description: 'Deliver again every event after this id' }) },
+  { examples: [{ after: 0 }] });
 
 const LastAttempt = Type.Object({
   at: Timestamp, status: Nullable(Type.Integer({ description: 'HTTP status; null when no answer came' })),

@@ -1,13 +1,12 @@
 // A user's event log: pull (with long poll) and the live stream (server-sent events) — the user itself or an ADMIN.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { errors, IdParams } from '../../schemas/common';
-import { CursorExpired, EventsPage, EventsQuery, StreamQuery } from '../../schemas/events';
+import { EventsPage, EventsQuery, StreamQuery } from '../../schemas/events';
 import { AppError } from '../errors';
 import { checkUserScope } from '../events/access';
 import { eventJson } from '../views/event-json';
 
 const security: { [name: string]: string[] }[] = [{ bearer: [] }, { cookie: [] }];
-const EXPIRED = { 410: CursorExpired };
 
 const events: FastifyPluginAsyncTypebox = async (app) => {
   /** 410 when events after `after` were already swept by retention. */
@@ -28,7 +27,7 @@ const events: FastifyPluginAsyncTypebox = async (app) => {
       description: 'Events with `id > after`, oldest first. With `wait`, an empty answer waits up to that many seconds for the next event '
         + '(long poll). 410 `EVENTS_CURSOR_EXPIRED` with `oldest_available` when events after `after` are no longer kept.',
       security, params: IdParams, querystring: EventsQuery,
-      response: { 200: EventsPage, ...errors(400, 401, 403, 404), ...EXPIRED },
+      response: { 200: EventsPage, ...errors(400, 401, 403, 404, 410) },
     },
     // Events are JSON text rendered once (the message as stored for listings): the schema documents the answer.
     serializerCompiler: () => (data) => (typeof data === 'string' ? data : JSON.stringify(data)),
@@ -69,7 +68,7 @@ const events: FastifyPluginAsyncTypebox = async (app) => {
         + 'A client that does not read is disconnected (resume by id); the stream ends when its session or key is revoked or the user disabled.',
       security, params: IdParams, querystring: StreamQuery,
       headers: { type: 'object', properties: { 'last-event-id': { type: 'string', pattern: '^[0-9]{1,15}$', description: 'Resume after this id' } } },
-      response: { 200: { type: 'string', description: 'text/event-stream' }, ...errors(400, 401, 403, 404, 429), ...EXPIRED },
+      response: { 200: { type: 'string', description: 'text/event-stream' }, ...errors(400, 401, 403, 404, 410, 429) },
     },
   }, async (request, reply) => {
     const caller = request.currentUser!;
