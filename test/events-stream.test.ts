@@ -168,3 +168,22 @@ t.test('a client that does not read is cut off once its unsent data passes the b
   }
   t.same(app.eventStreams.stats(), { open: 0, cutOff: 1 });
 });
+
+t.test('a long poll over a real connection waits for the next commit, and a client that leaves stops its wait', async (t) => {
+  const { app, base } = await serve(t, tempDir(t), await freePort());
+  const owner = await createUser(app, { email: 'owner@example.com', messagingPhoneNumberId: PHONE });
+  const auth = bearer(app, owner);
+  const waiting = fetch(`${base}/api/user/${owner.id}/events?wait=30`, { headers: auth });
+  await until(() => app.eventNotifier.size() === 1);
+  await inbound(app, 'wake');
+  const page = await (await waiting).json() as { events: { id: number }[]; next_after: number };
+  t.same([page.events.map((e) => e.id), page.next_after], [[1], 1]);
+
+  const abort = new AbortController();
+  const left = fetch(`${base}/api/user/${owner.id}/events?after=1&wait=30`, { headers: auth, signal: abort.signal }).catch(() => 'aborted');
+  await until(() => app.eventNotifier.size() === 1);
+  abort.abort();
+  t.equal(await left, 'aborted');
+  await until(() => app.eventNotifier.size() === 0);
+  t.pass('the wait ended with the connection');
+});

@@ -41,7 +41,8 @@ const events: FastifyPluginAsyncTypebox = async (app) => {
     if (rows.length === 0 && wait !== undefined) {
       // Listening before reading again: an event committed in between still wakes us.
       const gone = new AbortController();
-      request.raw.once('close', () => gone.abort());
+      // The response's close before it is sent: the client went away.
+      reply.raw.once('close', () => gone.abort());
       for (const deadline = Date.now() + wait * 1000; rows.length === 0 && !gone.signal.aborted && Date.now() < deadline;) {
         const woken = app.eventNotifier.wait(user.id, deadline - Date.now(), gone.signal);
         rows = read();
