@@ -111,3 +111,13 @@ t.test('events older than RETENTION_EVENTS_DAYS are swept; an `after` before wha
   await deliver(app, inbound('wamid.r4', 'next', clock.now), SECRET);
   t.same((await pull(app, owner, auth, '?after=3')).json().events.map((e: { id: number }) => e.id), [4]);
 });
+
+t.test('the OpenAPI document names the Event component, with the event types as an enum', async (t) => {
+  const { app } = await start(t);
+  const doc = (await app.inject({ method: 'GET', url: '/docs/json' })).json();
+  const event = doc.components.schemas.Event;
+  t.same(event.properties.type.enum, ['message.received', 'message.sent', 'message.status', 'message.media', 'message.edited', 'contact.updated']);
+  t.same(event.required, ['id', 'type', 'created_at', 'data']);
+  t.same(doc.paths['/api/user/{id}/events'].get.responses['200'].content['application/json'].schema.properties.events.items,
+    { $ref: '#/components/schemas/Event' });
+});
