@@ -121,3 +121,24 @@ t.test('the OpenAPI document names the Event component, with the event types as 
   t.same(doc.paths['/api/user/{id}/events'].get.responses['200'].content['application/json'].schema.properties.events.items,
     { $ref: '#/components/schemas/Event' });
 });
+
+t.test('a send refused or interrupted records a failure event; an archived or refused inbound file writes message.media', async (t) => {
+  const { app, owner } = await start(t);
+  const refused = app.messagesRepo.insertOutbound({ userId: owner.id, to: '15551230001', type: 'text', text: 'Hi', payloadJson: '{}', createdAt: NOW });
+  await app.writer.write(() => app.messagesRepo.markFailed(refused, '{"code":131047,"title":"Re-engagement message","details":null}', NOW));
+  const cut = app.messagesRepo.insertOutbound({ userId: owner.id, to: '15551230001', type: 'text', text: 'Hi', payloadJson: '{}', createdAt: NOW });
+  await app.writer.write(() => app.messagesRepo.markInterrupted(cut, '{"code":"INTERRUPTED","title":null,"details":null}', NOW));
+  await app.writer.write(() => app.messagesRepo.markInterrupted(cut, '{"code":"INTERRUPTED","title":null,"details":null}', NOW)); // no longer pending: nothing
+  const image = envelope(PHONE, { messages: [{ from: '15551230001', id: 'wamid.img', timestamp: String(NOW / 1000), type: 'image',
+    image: { id: 'media-1', mime_type: 'image/png', sha256: 'x' } }] });
+  await deliver(app, image, SECRET);
+  const imageId = app.db.$client.prepare("SELECT id FROM messages WHERE wamid = 'wamid.img'").pluck().get() as number;
+  await app.writer.write(() => app.mediaRepo.failed(imageId, 'too_large', NOW));
+  const events = (await pull(app, owner, bearer(app, owner))).json().events as { id: number; type: string; data: { status?: string; message: { id: number; media?: { error: string } } } }[];
+  t.same(events.map((e) => [e.id, e.type, e.data.status, e.data.message.id]), [
+    [1, 'message.sent', undefined, refused], [2, 'message.status', 'failed', refused],
+    [3, 'message.sent', undefined, cut], [4, 'message.status', 'failed', cut],
+    [5, 'message.received', undefined, imageId], [6, 'message.media', undefined, imageId],
+  ]);
+  t.equal(events[5]!.data.message.media!.error, 'too_large');
+});
