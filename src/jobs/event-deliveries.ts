@@ -111,27 +111,31 @@ export function createEventDeliveries(deps: EventDeliveriesDeps) {
     const last: AttemptOutcome = { lastAttemptAt: at, lastDurationMs: result.durationMs, lastStatus: result.kind === 'answered' ? result.status : null,
       lastError: result.kind === 'failed' ? result.error : result.status >= 300 ? `HTTP ${result.status}: ${result.excerpt.slice(0, 200)}` : null };
     const id = endpoint.id;
+    const sent = batchId;
+    // A replay, an edit or a deletion while the batch was out wins: its outcome is then dropped.
+    const settle = (outcome: AttemptOutcome) => deps.writer.write(() => {
+      if (deps.endpoints.byId(id)?.batchId === sent) deps.endpoints.settle(id, outcome);
+    });
     if (result.kind === 'answered' && result.status >= 200 && result.status < 300) {
       deps.counted?.('delivered');
-      await deps.writer.write(() => deps.endpoints.settle(id, { ...last, cursor: endpoint.batchLast!, batchId: null, batchLast: null,
-        refusals: 0, failures: 0, failingSince: null, nextAttemptAt: 0 }));
+      await settle({ ...last, cursor: endpoint.batchLast!, batchId: null, batchLast: null, refusals: 0, failures: 0, failingSince: null, nextAttemptAt: 0 });
       return;
     }
     if (result.kind === 'answered' && result.status === 410) {
       deps.counted?.('disabled');
-      await deps.writer.write(() => deps.endpoints.settle(id, { ...last, state: 'disabled', disabledReason: 'the endpoint answered 410 Gone' }));
+      await settle({ ...last, state: 'disabled', disabledReason: 'the endpoint answered 410 Gone' });
       return;
     }
     if (result.kind === 'failed' || retryable(result.status)) {
       deps.counted?.('retried');
       const retryAfter = result.kind === 'answered' ? result.retryAfterMs : undefined;
-      await deps.writer.write(() => deps.endpoints.settle(id, { ...last, ...failure(endpoint, at, last.lastError!, retryAfter) }));
+      await settle({ ...last, ...failure(endpoint, at, last.lastError!, retryAfter) });
       return;
     }
     // Another 4xx: the batch goes again event by event; a single event refused 3 times is parked.
     deps.counted?.('refused');
     if (rows.length > 1) {
-      await deps.writer.write(() => deps.endpoints.settle(id, { ...last, batchId: newBatchId(), batchLast: rows[0]!.seq, refusals: 0, nextAttemptAt: 0 }));
+      await settle({ ...last, batchId: newBatchId(), batchLast: rows[0]!.seq, refusals: 0, nextAttemptAt: 0 });
       return;
     }
     const refusals = endpoint.refusals + 1;
@@ -139,12 +143,13 @@ export function createEventDeliveries(deps: EventDeliveriesDeps) {
       deps.counted?.('parked');
       deps.log.warn({ endpointId: id, eventId: rows[0]!.seq, status: result.status }, 'event endpoint refused an event 3 times: parked');
       await deps.writer.write(() => {
+        if (deps.endpoints.byId(id)?.batchId !== sent) return;
         deps.endpoints.settle(id, { ...last, failures: 0, failingSince: null });
         deps.endpoints.park(id, rows[0]!.seq, result.status, at);
       });
       return;
     }
-    await deps.writer.write(() => deps.endpoints.settle(id, { ...last, refusals, ...failure(endpoint, at, last.lastError!, result.retryAfterMs) }));
+    await settle({ ...last, refusals, ...failure(endpoint, at, last.lastError!, result.retryAfterMs) });
   }
 
   function launch(endpoint: EndpointRow): void {
