@@ -59,7 +59,7 @@ const settled = async (app: App) => {
 };
 
 t.test('a receiver verifies every delivery with standardwebhooks; one event each while keeping up, in order; the secret is shown once', async (t) => {
-  const { app, owner, auth } = await start(t);
+  const { app, owner, auth } = await start(t, { metricsToken: 'metrics-token-0123456789' });
   const hook = await receiver(t);
   const created = await createEndpoint(app, owner.id, auth, { url: hook.url, description: 'bot' });
   t.equal(created.statusCode, 201);
@@ -86,6 +86,11 @@ t.test('a receiver verifies every delivery with standardwebhooks; one event each
   t.match(got, { cursor: 3, lag: 0, failures: 0, last_attempt: { status: 200, error: null } });
   t.notOk('secret' in got);
   t.notOk('secret' in (await app.inject({ method: 'GET', url: `/api/user/${owner.id}/event-endpoints`, headers: auth })).json().endpoints[0]);
+  const metrics = (await app.inject({ method: 'GET', url: '/metrics', headers: { authorization: 'Bearer metrics-token-0123456789' } })).body;
+  t.match(metrics, /^gateway_events\{measure="written"\} 3$/m);
+  t.match(metrics, /^gateway_events\{measure="lag_max"\} 0$/m);
+  t.match(metrics, /^gateway_events\{measure="streams"\} 0$/m);
+  t.match(metrics, /^gateway_event_deliveries_total\{outcome="delivered"\} 3$/m);
   const ping = await app.inject({ method: 'POST', url: `/api/user/${owner.id}/event-endpoints/1/test`, headers: auth });
   t.match(ping.json(), { delivered: true, status: 200, error: null });
   t.match(JSON.parse(hook.received.at(-1)!.body), { events: [{ id: 0, type: 'ping' }] });
