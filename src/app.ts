@@ -19,6 +19,7 @@ import securityHeaders from './plugins/security-headers';
 import slowClients, { slowClientOptions } from './plugins/slow-clients';
 import validation from './plugins/validation';
 import webhookInbox from './plugins/webhook-inbox';
+import eventsPlugin, { type EventsPluginOptions } from './plugins/events';
 import healthRoutes from './routes/health';
 import metricsRoutes from './routes/metrics';
 import mediaRoutes from './routes/media';
@@ -31,6 +32,9 @@ import conversationRoutes from './routes/conversations';
 import adminRoutes from './routes/admin';
 import authRoutes from './routes/auth';
 import userRoutes from './routes/users';
+import eventRoutes from './routes/events';
+import apiKeyRoutes from './routes/api-keys';
+import eventEndpointRoutes from './routes/event-endpoints';
 
 export interface AppOptions {
   /** Clock used for credit months, filters and stored times; tests inject one. */
@@ -45,6 +49,8 @@ export interface AppOptions {
   bodyBudgetBytes?: number;
   /** The uploads' pace floor and per-user turns (tests shrink the window and watch the turns). */
   uploads?: UploadFairness;
+  /** The event feed's timings and bounds (tests shrink the stream heartbeat, the slow-reader bound, delivery clocks). */
+  events?: EventsPluginOptions;
 }
 
 declare module 'fastify' {
@@ -130,6 +136,7 @@ export async function buildApp(config: Config, options: AppOptions = {}) {
   await app.register(validation);
   await app.register(dbPlugin, { path: config.databasePath, tokenKey: config.messagingTokenKey });
   await app.register(passwordsPlugin, options.hashSlots ?? {});
+  await app.register(eventsPlugin, options.events ?? {});
   await app.register(authPlugin, { secret: resolveJwtSecret(config.jwtSecret, config.databasePath), ttlSeconds: app.sessionSeconds });
   await app.register(securityHeaders);
   await app.register(openapi);
@@ -151,6 +158,9 @@ export async function buildApp(config: Config, options: AppOptions = {}) {
   await app.register(adminRoutes, { prefix: '/admin' });
   await app.register(authRoutes);
   await app.register(userRoutes);
+  await app.register(eventRoutes);
+  await app.register(apiKeyRoutes);
+  await app.register(eventEndpointRoutes);
 
   return app;
 }

@@ -45,6 +45,11 @@ export const ConfigSchema = Type.Object({
   // Days kept; 0 keeps forever (at most a century: a cut-off before the epoch would be meaningless).
   retentionWebhookEventsDays: Type.Integer({ minimum: 0, maximum: 36500 }),
   retentionMessagesDays: Type.Integer({ minimum: 0, maximum: 36500 }),
+  // The event log (feed, streams, deliveries): days kept; 0 keeps forever.
+  retentionEventsDays: Type.Integer({ minimum: 0, maximum: 36500 }),
+  // Event endpoints: plain http allowed (else https only), and address ranges allowed despite being private/loopback.
+  eventEndpointsAllowHttp: Bool,
+  eventEndpointsAllowedCidrs: Type.Array(Type.String()),
   metricsToken: Type.Optional(Type.String({ minLength: 16 })),
   // Largest inbound media file archived, in bytes.
   mediaMaxBytes: Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER }),
@@ -78,6 +83,9 @@ const VARIABLES: Record<keyof Config, [string, string | undefined]> = {
   requestTimeoutMs: ['REQUEST_TIMEOUT_MS', '30000'],
   retentionWebhookEventsDays: ['RETENTION_WEBHOOK_EVENTS_DAYS', '30'],
   retentionMessagesDays: ['RETENTION_MESSAGES_DAYS', '0'],
+  retentionEventsDays: ['RETENTION_EVENTS_DAYS', '7'],
+  eventEndpointsAllowHttp: ['EVENT_ENDPOINTS_ALLOW_HTTP', 'false'],
+  eventEndpointsAllowedCidrs: ['EVENT_ENDPOINTS_ALLOWED_CIDRS', ''],
   metricsToken: ['METRICS_TOKEN', undefined],
   mediaMaxBytes: ['MEDIA_MAX_BYTES', '104857600'],
   mediaArchiveMaxBytes: ['MEDIA_ARCHIVE_MAX_BYTES', undefined],
@@ -135,6 +143,14 @@ function parseTrustProxy(value: string): Config['trustProxy'] {
   return entries;
 }
 
+/** EVENT_ENDPOINTS_ALLOWED_CIDRS: a comma-separated list of addresses or CIDRs (empty: none). */
+function parseCidrs(value: string): string[] {
+  const entries = value.split(',').map((entry) => entry.trim()).filter((entry) => entry !== '');
+  const bad = entries.find((entry) => NAMED_RANGES.has(entry) || !isAddressOrCidr(entry));
+  if (bad !== undefined) throw new ConfigError(`Invalid EVENT_ENDPOINTS_ALLOWED_CIDRS: ${JSON.stringify(bad)} is not an IP address or CIDR`);
+  return entries;
+}
+
 /** Parses and validates `env`; throws ConfigError naming the first bad variable (never echoing a secret). */
 export function parseConfig(env: Record<string, string | undefined>): Config {
   const raw: Record<string, unknown> = {};
@@ -144,6 +160,7 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
   }
   raw.trustProxy = parseTrustProxy(String(raw.trustProxy));
   raw.cookieSecure ??= String(raw.trustProxy !== false);
+  raw.eventEndpointsAllowedCidrs = parseCidrs(String(raw.eventEndpointsAllowedCidrs ?? ''));
   const converted = Value.Convert(ConfigSchema, raw) as Record<string, unknown>;
   for (const error of Value.Errors(ConfigSchema, converted)) {
     const key = error.path.slice(1).split('/')[0] as keyof Config;

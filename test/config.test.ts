@@ -24,6 +24,9 @@ t.test('defaults with an empty environment', async (t) => {
     requestTimeoutMs: 30000,
     retentionWebhookEventsDays: 30,
     retentionMessagesDays: 0,
+    retentionEventsDays: 7,
+    eventEndpointsAllowHttp: false,
+    eventEndpointsAllowedCidrs: [],
     mediaMaxBytes: 104857600,
     storageMinFreeMb: 64,
   });

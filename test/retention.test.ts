@@ -199,7 +199,8 @@ t.test('the sweep runs once the server listens, and logs what it deleted', async
 });
 
 t.test('freed pages are reused: the file stops growing at steady state', async (t) => {
-  const { app, clock } = await start(t, { retentionMessagesDays: 1 });
+  // The messages' events are kept as long as the messages here: both tables reach their steady state.
+  const { app, clock } = await start(t, { retentionMessagesDays: 1, retentionEventsDays: 1 });
   const owner = await createUser(app, { email: 'owner@example.com', messagingPhoneNumberId: PHONE });
   const sqlite = app.db.$client;
   t.equal(sqlite.pragma('auto_vacuum', { simple: true }), 0, 'auto_vacuum NONE: freed pages stay in the file, on the free list');

@@ -1,6 +1,7 @@
 // The inbound media archive's queue (media_downloads): due downloads, their retries and outcomes, and what the
 // media route needs. Each outcome also lands in the message's media_json and its listed JSON, in the same write.
 import type { DB } from './client';
+import { eventLogOf } from './events-repo';
 import { createListedMessages, type RenderMessage } from './listed-messages';
 
 export interface DueDownload {
@@ -17,6 +18,7 @@ export type FinalMediaError = 'sha256_mismatch' | 'too_large' | 'lookup_refused'
 export function createMediaRepo(db: DB, render: RenderMessage) {
   const client = db.$client;
   const listed = createListedMessages(client, render);
+  const appendEvent = eventLogOf(client).append;
   const due = client.prepare<[number, number], DueDownload>(`SELECT d.message_id AS messageId, m.user_id AS userId,
       d.attempts, d.first_attempt_at AS firstAttemptAt, m.media_json AS mediaJson, u.messaging_token AS sealedToken
     FROM media_downloads d JOIN messages m ON m.id = d.message_id JOIN users u ON u.id = m.user_id
@@ -51,6 +53,7 @@ export function createMediaRepo(db: DB, render: RenderMessage) {
     if (!changed) return false;
     mark.run({ id, stored: state === 'stored' ? 1 : 0, error: fields.error ?? null });
     listed.refresh(id);
+    appendEvent('message.media', id);
     return true;
   }
 

@@ -2,6 +2,7 @@
 // conditional UPDATEs along STATUS_RANK; duplicates are absorbed by UNIQUE keys. Wamids are per user.
 import { eq, sql } from 'drizzle-orm';
 import type { DB } from './client';
+import { eventLogOf } from './events-repo';
 import { createListedMessages, type RenderMessage } from './listed-messages';
 import { conversations, messages, messageStatuses, orphanStatuses, type MessageRow } from './tables';
 
@@ -31,6 +32,7 @@ export interface PendingOutbound { id: number; userId: number; createdAt: number
 export function createMessagesRepo(db: DB, render: RenderMessage) {
   const client = db.$client;
   const listed = createListedMessages(client, render);
+  const appendEvent = eventLogOf(client).append;
   const touchConversation = client.prepare<[number, string, string | null, number, number | null], { id: number }>(`
     INSERT INTO conversations (user_id, contact_wa_id, contact_name, last_message_at, last_inbound_at)
     VALUES (?, ?, ?, ?, ?)
@@ -96,8 +98,10 @@ export function createMessagesRepo(db: DB, render: RenderMessage) {
 
   /** Appends to the history (once) and moves the current status if it is ranked and ranks higher; callers refresh the listed JSON once. */
   function applyToMessage(messageId: number, event: StatusEvent): void {
-    insertHistory.run(messageId, event.status, event.at, event.errorJson);
-    if (isRanked(event.status)) moveStatus.run({ id: messageId, status: event.status, rank: STATUS_RANK[event.status], at: event.at, error: event.errorJson });
+    const recorded = insertHistory.run(messageId, event.status, event.at, event.errorJson).changes > 0;
+    const moved = isRanked(event.status)
+      && moveStatus.run({ id: messageId, status: event.status, rank: STATUS_RANK[event.status], at: event.at, error: event.errorJson }).changes > 0;
+    if (moved || (recorded && event.status === 'failed')) appendEvent('message.status', messageId, event.status);
   }
 
   return {
@@ -111,6 +115,7 @@ export function createMessagesRepo(db: DB, render: RenderMessage) {
         mediaJson: m.mediaJson ?? null, locationJson: m.locationJson ?? null, replyTo: m.replyTo ?? null,
       }).lastInsertRowid);
       listed.refresh(id);
+      appendEvent('message.sent', id);
       return id;
     },
 
@@ -118,6 +123,7 @@ export function createMessagesRepo(db: DB, render: RenderMessage) {
     markAccepted(messageId: number, wamid: string, waId: string, at: number): void {
       const owner = ownerOf.get(messageId)!;
       accept.run({ id: messageId, wamid, at, conversationId: conversationId(owner.userId, waId, null, owner.createdAt, null) });
+      appendEvent('message.status', messageId, 'accepted');
       for (const orphan of takeOrphans.all(owner.userId, wamid)) applyToMessage(messageId, { status: orphan.status, at: orphan.at, errorJson: orphan.error_json });
       listed.refresh(messageId);
     },
@@ -126,6 +132,7 @@ export function createMessagesRepo(db: DB, render: RenderMessage) {
     markFailed(messageId: number, errorJson: string, at: number): void {
       fail.run(errorJson, at, messageId);
       listed.refresh(messageId);
+      appendEvent('message.status', messageId, 'failed');
     },
 
     /** A callback status routed to `userId`: applied to that user's outbound message, or kept until its send stores the wamid. */
@@ -155,6 +162,7 @@ export function createMessagesRepo(db: DB, render: RenderMessage) {
       const id = Number(inserted.lastInsertRowid);
       if (m.mediaJson) enqueueMedia.run(id, m.mediaJson);
       listed.refresh(id);
+      appendEvent('message.received', id);
       return true;
     },
 
@@ -166,6 +174,7 @@ export function createMessagesRepo(db: DB, render: RenderMessage) {
     markInterrupted(messageId: number, errorJson: string, at: number): boolean {
       const moved = interrupt.run(errorJson, at, messageId).changes > 0;
       if (moved) listed.refresh(messageId);
+      if (moved) appendEvent('message.status', messageId, 'failed');
       return moved;
     },
 

@@ -149,5 +149,73 @@ export const revokedSessions = sqliteTable('revoked_sessions', {
   expiresAt: integer('expires_at').notNull(),
 }, (t) => [index('revoked_sessions_expires').on(t.expiresAt)]);
 
+// The event log (one per user): `seq` numbers a user's events 1, 2, 3 … with no gap, taken from event_counters in the
+// transaction of the change. Rows hold references only: the message and contact are rendered when the event is read.
+export const events = sqliteTable('events', {
+  id: integer('id').primaryKey({ autoIncrement: true }),
+  userId: integer('user_id').notNull().references(() => users.id, { onDelete: 'cascade' }),
+  seq: integer('seq').notNull(),
+  type: text('type').notNull(),
+  messageId: integer('message_id'),
+  // message.status: the status this event recorded.
+  status: text('status'),
+  createdAt: integer('created_at').notNull(),
+}, (t) => [uniqueIndex('events_user_seq').on(t.userId, t.seq), index('events_created').on(t.createdAt)]);
+
+// Each user's last event number: never reset by retention, so numbers never repeat.
+export const eventCounters = sqliteTable('event_counters', {
+  userId: integer('user_id').primaryKey().references(() => users.id, { onDelete: 'cascade' }),
+  lastSeq: integer('last_seq').notNull(),
+});
+
+// API keys: only the SHA-256 of the key is kept, with its last 4 characters to tell keys apart.
+export const apiKeys = sqliteTable('api_keys', {
+  id: integer('id').primaryKey({ autoIncrement: true }),
+  userId: integer('user_id').notNull().references(() => users.id, { onDelete: 'cascade' }),
+  name: text('name').notNull(),
+  hash: text('hash').notNull().unique(),
+  last4: text('last4').notNull(),
+  createdAt: integer('created_at').notNull(),
+  lastUsedAt: integer('last_used_at'),
+}, (t) => [index('api_keys_user').on(t.userId)]);
+
+// Event endpoints: where a user's events are delivered (Standard Webhooks), with the delivery's durable state.
+export const eventEndpoints = sqliteTable('event_endpoints', {
+  id: integer('id').primaryKey({ autoIncrement: true }),
+  userId: integer('user_id').notNull().references(() => users.id, { onDelete: 'cascade' }),
+  url: text('url').notNull(),
+  description: text('description'),
+  // JSON array of event types; null = every type.
+  typesJson: text('types_json'),
+  // whsec_… sealed with the token cipher.
+  secretSealed: text('secret_sealed').notNull(),
+  state: text('state', { enum: ['enabled', 'disabled'] }).notNull().default('enabled'),
+  disabledReason: text('disabled_reason'),
+  // The last event seq delivered (or skipped as not wanted).
+  cursor: integer('cursor').notNull().default(0),
+  // The batch in flight: its webhook-id and last seq stay the same across its retries.
+  batchId: text('batch_id'),
+  batchLast: integer('batch_last'),
+  // Refusals (4xx) of the batch's single event so far; 3 parks it.
+  refusals: integer('refusals').notNull().default(0),
+  failures: integer('failures').notNull().default(0),
+  failingSince: integer('failing_since'),
+  nextAttemptAt: integer('next_attempt_at').notNull().default(0),
+  lastAttemptAt: integer('last_attempt_at'),
+  lastStatus: integer('last_status'),
+  lastDurationMs: integer('last_duration_ms'),
+  lastError: text('last_error'),
+  createdAt: integer('created_at').notNull(),
+  updatedAt: integer('updated_at').notNull(),
+}, (t) => [index('event_endpoints_user').on(t.userId)]);
+
+// Events an endpoint refused 3 times: set aside so the rest keep flowing; retried on request.
+export const eventParked = sqliteTable('event_parked', {
+  endpointId: integer('endpoint_id').notNull().references(() => eventEndpoints.id, { onDelete: 'cascade' }),
+  seq: integer('seq').notNull(),
+  lastStatus: integer('last_status'),
+  parkedAt: integer('parked_at').notNull(),
+}, (t) => [primaryKey({ columns: [t.endpointId, t.seq] })]);
+
 export type UserRow = typeof users.$inferSelect;
 export type MessageRow = typeof messages.$inferSelect;

@@ -38,6 +38,8 @@ export interface Writer {
    * keeps the gateway unready until a write of its own kind commits, since a tiny probe may fit where it did not.
    */
   checkWrites(): Promise<StorageHealth>;
+  /** Calls `listener` after every commit, before the writers' promises settle (the event feed wakes its readers). */
+  afterCommit(listener: () => void): void;
 }
 
 const PROBE_SQL = 'CREATE TABLE readiness_probe (x); DROP TABLE readiness_probe;';
@@ -56,6 +58,8 @@ export function createWriter(client: Database.Database, options: WriterOptions =
   // The last storage fault of a real write (not a probe); only a real write that commits clears it.
   let trafficFault: Extract<StorageHealth, { ok: false }> | undefined;
   let probedAt = -Infinity;
+  const commitListeners: (() => void)[] = [];
+  const tellCommitted = () => commitListeners.forEach((listener) => listener());
   // better-sqlite3: a transaction function called inside another one runs as a savepoint.
   const atomic = client.transaction((body: () => unknown) => body());
 
@@ -123,6 +127,7 @@ export function createWriter(client: Database.Database, options: WriterOptions =
     }
     batches += 1;
     writes += batch.length;
+    tellCommitted();
     // Committed: storage takes writes again, unless one of the bodies just hit a fault of its own.
     const faults = outcomes.filter((o) => !o.ok && storageFaultReason(o.error) !== undefined);
     if (faults.length === 0) committed(batch.some((job, i) => !job.probe && outcomes[i]!.ok));
@@ -147,12 +152,14 @@ export function createWriter(client: Database.Database, options: WriterOptions =
       try {
         const value = atomic.immediate(body) as T;
         committed(true);
+        tellCommitted();
         return value;
       } catch (error) {
         throw noteError(error);
       }
     },
     stats: () => ({ batches, writes }),
+    afterCommit: (listener) => void commitListeners.push(listener),
     health: () => health,
     async checkWrites(): Promise<StorageHealth> {
       const now = Date.now();

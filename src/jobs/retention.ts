@@ -17,6 +17,8 @@ export interface RetentionDeps {
   /** Days kept; 0 keeps forever. */
   webhookEventsDays: number;
   messagesDays: number;
+  /** The event log and its days kept (0 keeps forever). */
+  eventLog?: { deleteBefore(before: number, limit: number): number; days: number };
   intervalMs?: number;
   /** The media archive: files of deleted messages go right after their write; orphans (deleted users) at each sweep. */
   media?: { remove(messageIds: readonly number[]): Promise<void>; sweepOrphans(): Promise<number> };
@@ -26,6 +28,8 @@ export interface SweepTotals {
   webhookEvents: number; messages: number; conversations: number; orphanStatuses: number; idempotencyKeys: number; revokedSessions: number;
   /** Files of deleted users (or left by a crash) removed by the orphan sweep. */
   mediaFiles?: number;
+  /** Events of the feed older than RETENTION_EVENTS_DAYS. */
+  events?: number;
 }
 
 const DAY_MS = 86_400_000;
@@ -97,6 +101,8 @@ export function createRetentionSweep(deps: RetentionDeps) {
       totals.orphanStatuses = await drain(() => deps.retention.deleteOrphansBefore(now - ORPHAN_TTL_MS, BATCH));
       totals.idempotencyKeys = await drain(() => deps.retention.deleteKeysBefore(now - KEY_TTL_MS, BATCH));
       totals.revokedSessions = await drain(() => deps.sessions.prune(now, BATCH));
+      const log = deps.eventLog;
+      if (log && log.days > 0) totals.events = await drain(() => log.deleteBefore(now - log.days * DAY_MS, BATCH));
       if (deps.media && !job.stopped()) totals.mediaFiles = await deps.media.sweepOrphans();
     } catch (error) {
       deps.log.error({ err: error, deleted: totals }, 'retention sweep interrupted; it runs again within the hour');

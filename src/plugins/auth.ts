@@ -6,6 +6,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import type { UserRow } from '../db/tables';
 import { AppError, accountDisabled, forbidden, unauthorized } from '../errors';
+import { authenticateKey, isApiKey } from './api-key-auth';
 
 export type Role = 'ADMIN' | 'CLIENT';
 /** `epoch`: the user row's random session epoch when the JWT was signed (a row created afresh, e.g. after a restore, has another). */
@@ -36,6 +37,8 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** The authenticated user, re-read from the database for this request. */
     currentUser: UserRow | null;
+    /** The API key the request authenticated with (null: a session JWT). */
+    apiKeyId: number | null;
   }
 }
 
@@ -95,6 +98,7 @@ export default fp(async function auth(app: FastifyInstance, options: { secret: s
     verify: { algorithms: ['HS256'], requiredClaims: REQUIRED_CLAIMS, maxAge: options.ttlSeconds, cache: 1000, cacheTTL: 600_000 },
   });
   app.decorateRequest('currentUser', null);
+  app.decorateRequest('apiKeyId', null);
   // A request that would act with the cookie (no Authorization header, which comes first) is refused from another site,
   // before its body is read: a plain HTML form on any site could otherwise upload, replay or log out everywhere.
   app.addHook('onRequest', async (request) => {
@@ -134,6 +138,7 @@ export default fp(async function auth(app: FastifyInstance, options: { secret: s
 
   app.decorate('authenticate', async (request: FastifyRequest) => {
     if (!tokenOf(request)) throw unauthorized();
+    if (isApiKey(tokenOf(request)!)) return authenticateKey(app, request);
     const claims = app.sessionClaims(request);
     if (!claims) throw unauthorized('Token is invalid or expired');
     const user = app.usersRepo.findById(Number(claims.sub));

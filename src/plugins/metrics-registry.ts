@@ -20,6 +20,8 @@ export interface MetricsSources {
   storage: () => StorageHealth;
   /** Free bytes of the database's filesystem (Infinity for :memory:). */
   freeBytes: () => number;
+  /** The event feed: events written since start, open streams, and each endpoint's lag (events after its cursor). */
+  events?: () => { written: number; openStreams: number; lag: number[] };
   /** Node's process metrics (memory, CPU, event loop): the process turns them on, not every test app. */
   processMetrics?: boolean;
 }
@@ -112,8 +114,26 @@ export function createMetrics(sources: MetricsSources) {
     },
   });
 
+  const deliveries = new Counter({
+    name: 'gateway_event_deliveries_total', help: 'Delivery attempts to event endpoints by outcome (delivered, retried, refused, parked, disabled)',
+    labelNames: ['outcome'] as const, registers,
+  });
+  new Gauge({
+    name: 'gateway_events', help: 'The event feed: events written since start (written), open streams (streams), endpoint lag summed and its maximum',
+    labelNames: ['measure'] as const, registers,
+    collect() {
+      const stats = sources.events?.();
+      if (!stats) return;
+      this.set({ measure: 'written' }, stats.written);
+      this.set({ measure: 'streams' }, stats.openStreams);
+      this.set({ measure: 'lag_total' }, stats.lag.reduce((a, b) => a + b, 0));
+      this.set({ measure: 'lag_max' }, Math.max(0, ...stats.lag));
+    },
+  });
+
   return {
     registry,
+    deliveryOutcome: (outcome: string) => deliveries.inc({ outcome }),
     callbackReceived: () => callbacksReceived.inc(),
     eventSettled: (state: EventState) => eventsSettled.inc({ state }),
     sendOutcome: (outcome: string) => sends.inc({ outcome }),

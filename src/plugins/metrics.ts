@@ -21,5 +21,6 @@ export default fp(async function metrics(app: FastifyInstance, options: { proces
     // Read at scrape time: the media archive registers after this plugin.
     mediaDownloads: () => app.mediaDownloads.stats(),
     processMetrics: options.processMetrics ?? false,
+    events: () => ({ written: app.eventsRepo.writtenSinceStart(), openStreams: app.eventStreams.stats().open, lag: app.eventEndpointsRepo.lags() }),
   }));
 }, { name: 'metrics', dependencies: ['db'] });

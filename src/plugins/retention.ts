@@ -18,7 +18,8 @@ export default fp(async function retention(app: FastifyInstance) {
     now: app.now, log: app.log,
     webhookEventsDays: app.config.retentionWebhookEventsDays, messagesDays: app.config.retentionMessagesDays,
     media: { remove: app.mediaFiles.remove, sweepOrphans: app.mediaDownloads.sweepOrphans },
+    eventLog: { deleteBefore: app.eventsRepo.deleteBefore, days: app.config.retentionEventsDays },
   });
   app.decorate('retentionSweep', sweep);
   runForAppLifetime(app, 'onListen', sweep);
-}, { name: 'retention', dependencies: ['db', 'media-archive'] });
+}, { name: 'retention', dependencies: ['db', 'media-archive', 'events'] });

@@ -70,6 +70,7 @@ const auth: FastifyPluginAsyncTypebox = async (app) => {
       // Ending every session needs a session that is valid now (401/403 otherwise, the cookie cleared all the same).
       await app.authenticate(request);
       await app.writer.write(() => app.usersRepo.endAllSessions(request.currentUser!.id));
+      app.eventStreams.recheck(request.currentUser!.id);
       return { message: 'Logged out of every session' };
     }
     const claims = app.sessionClaims(request);
@@ -77,6 +78,7 @@ const auth: FastifyPluginAsyncTypebox = async (app) => {
       // Kept until the JWT would be refused anyway; JWT times follow the system clock, as its verification does.
       const expiresAt = Math.min(claims.exp, claims.iat + app.sessionSeconds) * 1000;
       await app.writer.write(() => app.sessionsRepo.revoke(claims.jti, expiresAt, Date.now()));
+      app.eventStreams.recheck(Number(claims.sub));
     }
     return { message: 'Logged out' };
   });

@@ -49,6 +49,7 @@ const users: FastifyPluginAsyncTypebox = async (app) => {
     const columns = await userColumns(request.body, app.passwords.hash);
     const result = await app.writer.write(() => app.usersRepo.update(id, columns, app.now()));
     if (!result) throw userNotFound();
+    app.eventStreams.recheck(id);
     return publicUserNow(writtenUser(result), app);
   });
 
@@ -66,6 +67,7 @@ const users: FastifyPluginAsyncTypebox = async (app) => {
     const outcome = await app.writer.write(() => app.usersRepo.delete(id));
     if (outcome === 'not_found') throw userNotFound();
     if (outcome === 'last_admin') throw lastAdmin();
+    app.eventStreams.recheck(id);
     // The user's messages went with it (cascade): their media files go now, not at the next hourly sweep.
     await app.mediaDownloads.sweepOrphans().catch((error: unknown) => request.log.error({ err: error }, 'media files of the deleted user not removed; the hourly sweep retries'));
     return reply.code(204).send(null);

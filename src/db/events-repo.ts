@@ -1,0 +1,95 @@
+// The event log: appendEvent (called by every write that changes what a user sees, in that write's transaction) numbers
+// each user's events 1, 2, 3 … from a counter row, and the reads of the feed, the stream and the deliveries.
+import type Database from 'better-sqlite3';
+import type { DB } from './client';
+
+export const EVENT_TYPES = ['message.received', 'message.sent', 'message.status', 'message.media', 'message.edited', 'contact.updated'] as const;
+export type EventType = (typeof EVENT_TYPES)[number];
+
+/** One stored event with what its view needs: the message's listed JSON and its contact as they stand now. */
+export interface StoredEvent {
+  seq: number; type: EventType; status: string | null; createdAt: number;
+  messageJson: string | null; contactWaId: string | null; contactName: string | null;
+}
+
+export interface EventLog {
+  /** Appends one event for the message's user (call inside the write that made the change). */
+  append(type: EventType, messageId: number, status?: string | null): void;
+  /** Users given events since the last call (the notifier wakes their readers once the write committed). */
+  takeTouched(): number[];
+  /** The clock of `created_at` (the app's own, so retention and tests agree). */
+  setClock(now: () => Date): void;
+  /** Events appended since start (metrics; rolled-back ones included). */
+  written(): number;
+}
+
+const logs = new WeakMap<Database.Database, EventLog>();
+
+/** The one event log of a connection: every repository that appends shares its statements and its set of touched users. */
+export function eventLogOf(client: Database.Database): EventLog {
+  const known = logs.get(client);
+  if (known) return known;
+  // The next number, taken in the transaction of the change: a rolled-back change gives its number back.
+  const next = client.prepare<[number], { userId: number; seq: number }>(`INSERT INTO event_counters (user_id, last_seq)
+    SELECT user_id, 1 FROM messages WHERE id = ? ON CONFLICT (user_id) DO UPDATE SET last_seq = last_seq + 1
+    RETURNING user_id AS userId, last_seq AS seq`);
+  const insert = client.prepare<[number, number, string, number, string | null, number]>(
+    'INSERT INTO events (user_id, seq, type, message_id, status, created_at) VALUES (?, ?, ?, ?, ?, ?)');
+  let touched = new Set<number>();
+  let clock = () => new Date();
+  let written = 0;
+  const log: EventLog = {
+    append(type, messageId, status = null) {
+      const row = next.get(messageId);
+      if (!row) return;
+      insert.run(row.userId, row.seq, type, messageId, status, clock().getTime());
+      touched.add(row.userId);
+      written += 1;
+    },
+    written: () => written,
+    takeTouched() {
+      if (touched.size === 0) return [];
+      const users = [...touched];
+      touched = new Set();
+      return users;
+    },
+    setClock(now) {
+      clock = now;
+    },
+  };
+  logs.set(client, log);
+  return log;
+}
+
+export function createEventsRepo(db: DB) {
+  const client = db.$client;
+  // The contact as the event shows it: the conversation's today (one place to change when conversations get contacts).
+  const SELECT = `SELECT e.seq, e.type, e.status, e.created_at AS createdAt, m.listed_json AS messageJson,
+      c.contact_wa_id AS contactWaId, c.contact_name AS contactName
+    FROM events e LEFT JOIN messages m ON m.id = e.message_id LEFT JOIN conversations c ON c.id = m.conversation_id`;
+  const page = client.prepare<[number, number, number], StoredEvent>(`${SELECT} WHERE e.user_id = ? AND e.seq > ? ORDER BY e.seq LIMIT ?`);
+  const pageOfTypes = client.prepare<[number, number, string, number], StoredEvent>(
+    `${SELECT} WHERE e.user_id = ? AND e.seq > ? AND e.type IN (SELECT value FROM json_each(?)) ORDER BY e.seq LIMIT ?`);
+  const one = client.prepare<[number, number], StoredEvent>(`${SELECT} WHERE e.user_id = ? AND e.seq = ?`);
+  const oldest = client.prepare<[number], number | null>('SELECT min(seq) FROM events WHERE user_id = ?').pluck();
+  const last = client.prepare<[number], number>('SELECT last_seq FROM event_counters WHERE user_id = ?').pluck();
+  const deleteBefore = client.prepare<[number, number]>(
+    'DELETE FROM events WHERE id IN (SELECT id FROM events WHERE created_at < ? ORDER BY created_at LIMIT ?)');
+
+  return {
+    /** Events with seq > `after`, oldest first, at most `limit`; only the given types when `types` is set. */
+    after(userId: number, after: number, limit: number, types?: readonly string[]): StoredEvent[] {
+      return types === undefined ? page.all(userId, after, limit) : pageOfTypes.all(userId, after, JSON.stringify(types), limit);
+    },
+    /** One event of the user by its number. */
+    bySeq: (userId: number, seq: number): StoredEvent | undefined => one.get(userId, seq),
+    /** The oldest number retention kept (null: none kept). */
+    oldestSeq: (userId: number): number | null => oldest.get(userId) ?? null,
+    /** The user's last number so far (0: none yet). */
+    lastSeq: (userId: number): number => last.get(userId) ?? 0,
+    writtenSinceStart: (): number => eventLogOf(client).written(),
+    /** Retention: deletes up to `limit` events created before `before` (ms); how many went. Call inside a write. */
+    deleteBefore: (before: number, limit: number): number => deleteBefore.run(before, limit).changes,
+  };
+}
+export type EventsRepo = ReturnType<typeof createEventsRepo>;
