@@ -70,7 +70,8 @@ t.test('the admin thread page of the same user shows one conversation of at most
 });
 
 const summary = (id: number, count: number, lastAt: number): ConversationSummary =>
-  ({ id, count, lastAt, contactWaId: String(id), contactName: null, lastInboundAt: null });
+  ({ id, count, lastAt, contactId: id, contactWaId: String(id), contactBsuid: null, contactParentBsuid: null, contactUsername: null,
+    contactName: null, contactAliasesJson: '[]', lastInboundAt: null });
 
 t.test('the cut: after the last conversation that fits, at least one, never inside a group with the same last time', async (t) => {
   const ids = (list: ConversationSummary[]) => withinMessageCap(list).map((s) => s.id);
