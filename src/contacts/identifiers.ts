@@ -86,3 +86,12 @@ export function withEntry(ids: Identifiers, entries: unknown): Identifiers {
   }
   return ids;
 }
+
+/** The customer an echo went to: `to`, else `to_user_id`. */
+export function echoRecipientOf(echo: Record<string, unknown>): Identifiers {
+  const ids = noIdentifiers();
+  readAddress(ids, 'to', echo.to);
+  readBsuid(ids, 'to_user_id', echo.to_user_id);
+  readBsuid(ids, 'to_parent_user_id', echo.to_parent_user_id, true);
+  return ids;
+}

@@ -3,7 +3,7 @@
 import { eq, sql } from 'drizzle-orm';
 import type { DB } from './client';
 import { createListedMessages, type RenderMessage } from './listed-messages';
-import { conversations, messages, messageStatuses, orphanStatuses, type MessageRow } from './tables';
+import { messages, messageStatuses, orphanStatuses, type MessageRow } from './tables';
 
 /** A status only moves up this ladder; `failed` ranks below `delivered` (several devices). */
 export const STATUS_RANK = { received: 0, pending: 0, accepted: 1, sent: 2, failed: 3, delivered: 4, read: 5 } as const;
@@ -36,6 +36,11 @@ export interface NewEcho {
 export interface StatusEvent { status: CallbackStatus | (string & {}); at: number; errorJson: string | null; pricingJson?: string | null }
 const RANKED = new Set<string>(['sent', 'delivered', 'read', 'failed']);
 const isRanked = (status: string): status is CallbackStatus => RANKED.has(status);
+export interface ConversationOf {
+  id: number; userId: number; contactId: number | null; contactWaId: string | null; contactBsuid: string | null;
+  contactParentBsuid: string | null; contactUsername: string | null; contactName: string | null; contactAliasesJson: string | null;
+  lastMessageAt: number; lastInboundAt: number | null;
+}
 /** An outbound message whose send has not stored its outcome. */
 export interface PendingOutbound { id: number; userId: number; createdAt: number }
 
@@ -129,6 +134,11 @@ export function createMessagesRepo(db: DB, render: RenderMessage) {
     UPDATE messages SET text = @text, edited_at = @at,
       edits_json = json_insert(coalesce(edits_json, '[]'), '$[#]', json_object('text', text, 'at', coalesce(edited_at, created_at)))
     WHERE id = @id AND (edited_at IS NULL OR edited_at < @at)`);
+  const conversationOf = client.prepare<[number], ConversationOf>(`SELECT v.id, v.user_id AS userId, v.contact_id AS contactId,
+      CASE WHEN c.id IS NULL THEN v.contact_wa_id ELSE c.wa_id END AS contactWaId, c.bsuid AS contactBsuid,
+      c.parent_bsuid AS contactParentBsuid, c.username AS contactUsername, coalesce(c.name, v.contact_name) AS contactName,
+      c.aliases_json AS contactAliasesJson, v.last_message_at AS lastMessageAt, v.last_inbound_at AS lastInboundAt
+    FROM messages m JOIN conversations v ON v.id = m.conversation_id LEFT JOIN contacts c ON c.id = v.contact_id WHERE m.id = ?`);
   const revoke = client.prepare<[number]>('UPDATE messages SET revoked = 1 WHERE id = ? AND revoked = 0');
 
   /** Appends to the history (once) and moves the current status if it is ranked and ranks higher; callers refresh the listed JSON once. */
@@ -240,8 +250,8 @@ export function createMessagesRepo(db: DB, render: RenderMessage) {
     history: (messageId: number) => db.select().from(messageStatuses).where(eq(messageStatuses.messageId, messageId))
       .orderBy(messageStatuses.at, messageStatuses.id).all(),
     orphanCount: (): number => db.select({ n: sql<number>`count(*)` }).from(orphanStatuses).get()?.n ?? 0,
-    conversationOf: (messageId: number) => db.select().from(conversations)
-      .innerJoin(messages, eq(messages.conversationId, conversations.id)).where(eq(messages.id, messageId)).get()?.conversations,
+    /** The conversation of a message with its contact's identifiers and name. */
+    conversationOf: (messageId: number): ConversationOf | undefined => conversationOf.get(messageId),
   };
 }
 export type MessagesRepo = ReturnType<typeof createMessagesRepo>;
