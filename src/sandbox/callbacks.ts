@@ -1,7 +1,9 @@
 // The sandbox's outgoing side: signed status and inbound callbacks POSTed to the gateway's webhook.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Agent, request } from 'undici';
-import { inboundPayload, statusCallbackPayload, type AccountInfo, type InboundMedia } from './envelopes';
+import {
+  echoPayload, inboundPayload, statusCallbackPayload, type AccountInfo, type CallbackField, type EchoFact, type InboundFact, type InboundMedia, type StatusFact,
+} from './envelopes';
 import { escapeNonAscii, signBody } from './sign';
 import { freshWamid } from './wire';
 
@@ -17,7 +19,7 @@ export interface CallbackSettings {
 }
 
 export interface Delivery {
-  kind: 'status' | 'inbound';
+  kind: 'status' | 'inbound' | 'echo';
   /** The bytes posted: JSON with non-ASCII escaped, as the network sends it. */
   body: string;
   signature: string | null;
@@ -71,19 +73,29 @@ export function createCallbackPoster(initial: CallbackSettings, closing: AbortSi
       Object.assign(settings, changes);
     },
     /** sent, delivered, read — each after `delayMs`, one after the other. */
-    statuses(account: Account, wamid: string, recipient: string, bizOpaqueCallbackData?: string): void {
+    statuses(account: Account, wamid: string, target: Omit<StatusFact, 'wamid' | 'status' | 'timestamp'>): void {
       if (!settings.enabled || !settings.webhookUrl) return;
       void track((async () => {
         for (const status of ['sent', 'delivered', 'read'] as const) {
           await sleep(settings.delayMs, undefined, { signal: closing });
-          await post('status', statusCallbackPayload(account.phoneNumberId, { wamid, status, recipient, timestamp: nowSeconds(), bizOpaqueCallbackData }, account));
+          await post('status', statusCallbackPayload(account.phoneNumberId, { ...target, wamid, status, timestamp: nowSeconds() }, account));
         }
       })().catch(() => undefined));
     },
-    async inbound(account: Account, inbound: { from: string; name?: string; text?: string; media?: InboundMedia }): Promise<Delivery & { wamid: string }> {
+    /** One status now (whether or not automatic statuses are on). */
+    status: (account: Account, fact: Omit<StatusFact, 'timestamp'>, field: CallbackField): Promise<Delivery> =>
+      track(post('status', statusCallbackPayload(account.phoneNumberId, { ...fact, timestamp: nowSeconds() }, account, field))),
+    async inbound(
+      account: Account, inbound: Omit<InboundFact, 'wamid' | 'timestamp' | 'text'> & { text?: string; media?: InboundMedia }, field: CallbackField = 'messages',
+    ): Promise<Delivery & { wamid: string }> {
       const wamid = freshWamid();
-      const fact = { wamid, from: inbound.from, name: inbound.name ?? 'Sandbox Contact', text: inbound.text, media: inbound.media, timestamp: nowSeconds() };
-      const delivery = await track(post('inbound', inboundPayload(account.phoneNumberId, fact, account)));
+      const fact = { ...inbound, wamid, name: inbound.name ?? 'Sandbox Contact', timestamp: nowSeconds() };
+      const delivery = await track(post('inbound', inboundPayload(account.phoneNumberId, fact, account, field)));
+      return { ...delivery, wamid };
+    },
+    async echo(account: Account, echo: Omit<EchoFact, 'wamid' | 'timestamp'>): Promise<Delivery & { wamid: string }> {
+      const wamid = freshWamid();
+      const delivery = await track(post('echo', echoPayload(account.phoneNumberId, { ...echo, wamid, timestamp: nowSeconds() }, account)));
       return { ...delivery, wamid };
     },
     async settled(): Promise<void> {

@@ -3,7 +3,8 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
-import { BehaviourQueue, InboundMessage, SandboxAccount } from '../../schemas/sandbox';
+import { BehaviourQueue, InboundEcho, InboundMessage, InjectedStatus, SandboxAccount, SandboxUser } from '../../schemas/sandbox';
+import type { Delivery } from './callbacks';
 import { reply } from './http';
 import type { Sandbox } from './server';
 import { InboundError } from './wire';
@@ -31,6 +32,11 @@ function authorised(expected: string | undefined, request: IncomingMessage): boo
   return typeof given === 'string' && timingSafeEqual(digest(given), digest(expected));
 }
 
+/** What a posted callback came to: its wamid (for a message or echo), the webhook's status, why it failed. */
+function delivered(response: ServerResponse, delivery: Delivery & { wamid?: string }): void {
+  reply(response, 200, { ...(delivery.wamid === undefined ? {} : { wamid: delivery.wamid }), webhook_status: delivery.status, error: delivery.error });
+}
+
 export async function handleControl(
   sandbox: Sandbox, token: string | undefined, request: IncomingMessage, path: string, body: unknown, response: ServerResponse,
 ): Promise<void> {
@@ -54,14 +60,15 @@ export async function handleControl(
     sandbox.configureCallbacks(body);
     return reply(response, 200, { configured: true });
   }
-  if (route === 'POST /_sandbox/inbound' && valid(InboundMessage, body, response)) {
-    try {
-      const delivery = await sandbox.injectInbound(body);
-      return reply(response, 200, { wamid: delivery.wamid, webhook_status: delivery.status, error: delivery.error });
-    } catch (error) {
-      if (error instanceof InboundError) return reply(response, 400, { error: error.message });
-      throw error;
-    }
+  if (route === 'GET /_sandbox/users') return reply(response, 200, { users: sandbox.users() });
+  try {
+    if (route === 'POST /_sandbox/users' && valid(SandboxUser, body, response)) return reply(response, 201, sandbox.addUser(body));
+    if (route === 'POST /_sandbox/inbound' && valid(InboundMessage, body, response)) return delivered(response, await sandbox.injectInbound(body));
+    if (route === 'POST /_sandbox/echo' && valid(InboundEcho, body, response)) return delivered(response, await sandbox.injectEcho(body));
+    if (route === 'POST /_sandbox/status' && valid(InjectedStatus, body, response)) return delivered(response, await sandbox.injectStatus(body));
+  } catch (error) {
+    if (error instanceof InboundError) return reply(response, 400, { error: error.message });
+    throw error;
   }
   if (!response.headersSent) reply(response, 404, { error: `no control route ${route}` });
 }

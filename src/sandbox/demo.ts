@@ -93,8 +93,9 @@ Log in, then send a text and a template message:
   curl -b ${jar} '${gateway}/api/user/${created.user.id}/conversations'
 
 The sandbox posts signed sent, delivered and read callbacks to the gateway's webhook, ${CALLBACK_DELAY_MS} ms apart.
-Let the contact answer, make the next send fail, or look at what the sandbox received:
+Let the contact answer (by phone, or as a user with a username and no phone), make the next send fail, or look at what the sandbox received:
   curl ${control} ${json} -d '{"phoneNumberId":"${DEMO.messagingPhoneNumberId}","from":"15551234567","name":"Ana","text":"Olá! 😀"}' ${sandbox.url}/_sandbox/inbound
+  curl ${control} ${json} -d '{"phoneNumberId":"${DEMO.messagingPhoneNumberId}","fromUserId":"US.13491208655302741918","username":"@sheena","name":"Sheena","text":"Hi, no phone number here"}' ${sandbox.url}/_sandbox/inbound
   curl ${control} ${json} -d '{"queue":[{"kind":"fail","error":"undeliverable"}]}' ${sandbox.url}/_sandbox/behaviours
   curl ${control} ${sandbox.url}/_sandbox/requests
 

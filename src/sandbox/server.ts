@@ -2,16 +2,18 @@
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Behaviour, InboundMessage, SandboxAccount } from '../../schemas/sandbox';
+import type { Behaviour, InboundEcho, InboundMessage, InjectedStatus, SandboxAccount, SandboxUser } from '../../schemas/sandbox';
 import { parseJsonOrUndefined } from '../support/loose-json';
 import { createCallbackPoster, type CallbackSettings } from './callbacks';
 import { handleControl } from './control';
 import { bearer, readBody, reply } from './http';
 import { createMediaStore } from './media';
 import { checkMessagesBody } from './validate';
-import { errorAnswer, freshWamid, InboundError, sendAnswer, type SandboxRefusal } from './wire';
+import { createUsers, shownPhone, type CallbackUser, type User } from './users';
+import { customErrorAnswer, errorAnswer, freshWamid, InboundError, sendAnswer, type SandboxRefusal } from './wire';
 
-export { statusCallbackPayload, inboundTextPayload, inboundPayload } from './envelopes';
+export { statusCallbackPayload, inboundTextPayload, inboundPayload, echoPayload } from './envelopes';
+export { sandboxUserId, type User } from './users';
 export type { Behaviour } from '../../schemas/sandbox';
 
 export interface RecordedRequest { method: string; path: string; headers: IncomingHttpHeaders; body: string; at: number }
@@ -34,6 +36,7 @@ const DOWNLOAD_PATH = /^\/_media\/([0-9]+)$/;
 export async function startSandbox(options: SandboxOptions = {}) {
   const accounts = new Map<string, Required<SandboxAccount>>();
   const queue: Behaviour[] = [];
+  const users = createUsers();
   const requests: RecordedRequest[] = [];
   const closing = new AbortController();
   const media = createMediaStore(closing.signal);
@@ -41,6 +44,10 @@ export async function startSandbox(options: SandboxOptions = {}) {
   const callbacks = createCallbackPoster({
     webhookUrl: options.webhookUrl, appSecret: options.appSecret, delayMs: options.delayMs ?? 100, enabled: options.enabled ?? true,
   }, closing.signal);
+
+  const accountFor = (phoneNumberId: string) => [...accounts.values()].find((a) => a.phoneNumberId === phoneNumberId) ?? { phoneNumberId };
+  const callbackUser = (user: User, waId = shownPhone(user)): CallbackUser =>
+    ({ waId, userId: user.userId, parentUserId: user.parentUserId, username: user.username, name: user.name });
 
   function fail(response: ServerResponse, name: SandboxRefusal, headers: Record<string, string> = {}, details?: string): void {
     const answer = errorAnswer(name, details);
@@ -52,18 +59,30 @@ export async function startSandbox(options: SandboxOptions = {}) {
     if (!checked.ok) return fail(response, 'invalid_parameter', {}, checked.details);
     if (checked.kind === 'read') return reply(response, 200, { success: true });
 
+    const body = checked.body;
+    // Exactly one recipient: a phone number (`to`) or a business-scoped user id (`recipient`).
+    if (body.to !== undefined && body.recipient !== undefined) return fail(response, 'invalid_parameter', {}, 'recipient: give either to or recipient, not both');
+    if (body.to === undefined && body.recipient === undefined) return fail(response, 'invalid_parameter', {}, 'to: required (or recipient, a business-scoped user id)');
+
     const behaviour = queue.shift() ?? { kind: 'accept' };
     if (behaviour.kind === 'reset') return void request.socket.destroy();
     if (behaviour.delayMs) await sleep(behaviour.delayMs, undefined, { signal: closing.signal }).catch(() => undefined);
     if (behaviour.kind === 'fail') {
-      return fail(response, behaviour.error, behaviour.retryAfter === undefined ? {} : { 'retry-after': String(behaviour.retryAfter) });
+      const headers: Record<string, string> = behaviour.retryAfter === undefined ? {} : { 'retry-after': String(behaviour.retryAfter) };
+      if ('error' in behaviour) return fail(response, behaviour.error, headers);
+      const answer = customErrorAnswer({
+        status: behaviour.status ?? 400, code: behaviour.code, type: 'OAuthException',
+        message: behaviour.message ?? `(#${behaviour.code}) Sandbox error ${behaviour.code}`, details: behaviour.details,
+      });
+      return reply(response, answer.status, answer.body, headers);
     }
-    const body = checked.body;
-    if (body.to === undefined) return fail(response, 'invalid_parameter', {}, 'to: required');
+    const user = body.to !== undefined ? users.forPhone(body.to) : users.forUserId(body.recipient!);
+    const phone = shownPhone(user);
+    const waId = phone === undefined ? undefined : (behaviour.waId ?? phone);
     const wamid = freshWamid();
-    const waId = behaviour.waId ?? body.to;
-    reply(response, 200, sendAnswer(body.to, waId, wamid, body.type === 'template'));
-    callbacks.statuses(account, wamid, waId, body.biz_opaque_callback_data);
+    const template = body.type === 'template';
+    reply(response, 200, sendAnswer(body.to ?? body.recipient!, { waId, userId: user.userId }, wamid, template));
+    callbacks.statuses(account, wamid, { recipient: waId, user: callbackUser(user, waId), template, bizOpaqueCallbackData: body.biz_opaque_callback_data });
   }
 
   /** The network's endpoints: every one needs a known token; the phone number id in a path must be that token's. */
@@ -106,13 +125,42 @@ export async function startSandbox(options: SandboxOptions = {}) {
       queue.push(...behaviours);
     },
     configureCallbacks: (settings: Partial<CallbackSettings>) => callbacks.configure(settings),
-    /** Posts an inbound message callback (text or media), as if `from` had written to the account. */
+    /** A user the network knows: a phone and/or a BSUID (a phone alone gets its made-up BSUID), username, parent id, whether the phone is shown. */
+    addUser: (user: SandboxUser): User => users.add(user),
+    users: () => users.list(),
+    /**
+     * Posts an inbound message callback (text or media), as if a user had written: `from` a phone and/or `fromUserId` a BSUID.
+     * A user added before fills in the rest (and hides the phone when it is not shareable); otherwise a `from` alone
+     * gives the pre-2026 shape (no BSUID) and a `fromUserId` alone a phone-less message.
+     */
     async injectInbound(inbound: Omit<InboundMessage, 'phoneNumberId'> & { phoneNumberId: string }) {
       if ((inbound.text === undefined) === (inbound.media === undefined)) throw new InboundError('give exactly one of text and media');
-      const account = [...accounts.values()].find((a) => a.phoneNumberId === inbound.phoneNumberId) ?? { phoneNumberId: inbound.phoneNumberId };
+      if (inbound.from === undefined && inbound.fromUserId === undefined) throw new InboundError('give from (a phone number), fromUserId (a business-scoped user id) or both');
+      const known = users.find(inbound.from, inbound.fromUserId);
+      const phone = known ? (known.phoneShareable ? (known.phone ?? inbound.from) : undefined) : inbound.from;
+      const user: CallbackUser = {
+        waId: phone, userId: inbound.fromUserId ?? known?.userId, parentUserId: inbound.fromParentUserId ?? known?.parentUserId,
+        username: inbound.username ?? known?.username,
+      };
       const attached = inbound.media && media.attach(inbound.phoneNumberId, inbound.media);
       if (typeof attached === 'string') throw new InboundError(attached);
-      return callbacks.inbound(account, { from: inbound.from, name: inbound.name, text: inbound.text, media: attached });
+      return callbacks.inbound(accountFor(inbound.phoneNumberId), {
+        from: phone, name: inbound.name ?? known?.name, user, text: inbound.text, media: attached,
+      }, inbound.field);
+    },
+    /** Posts an echo of a text the business sent elsewhere: by the network's AI agent (standby) or the phone app (smb_message_echoes). */
+    injectEcho(echo: InboundEcho) {
+      if (echo.to === undefined && echo.toUserId === undefined) throw new InboundError('give to (a phone number), toUserId (a business-scoped user id) or both');
+      const { phoneNumberId, ...rest } = echo;
+      return callbacks.echo(accountFor(phoneNumberId), rest);
+    },
+    /** Posts one status callback for a wamid to a user named by phone or BSUID (under `messages` or `standby`). */
+    injectStatus(injected: InjectedStatus) {
+      if ((injected.to === undefined) === (injected.recipient === undefined)) throw new InboundError('give exactly one of to and recipient');
+      const user = injected.to !== undefined ? users.forPhone(injected.to) : users.forUserId(injected.recipient!);
+      return callbacks.status(accountFor(injected.phoneNumberId), {
+        wamid: injected.wamid, status: injected.status, recipient: shownPhone(user), user: callbackUser(user), parentField: injected.parentField,
+      }, injected.field ?? 'messages');
     },
     /** Resolves when every scheduled callback has been posted. */
     settled: () => callbacks.settled(),

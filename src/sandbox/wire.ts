@@ -35,13 +35,21 @@ const ERRORS: Record<SandboxRefusal, ErrorSpec> = {
   },
   server_error: { status: 500, code: 131000, type: 'OAuthException', message: '(#131000) Something went wrong', details: 'Message failed to send due to an unknown error.' },
   service_unavailable: { status: 503, code: 131016, type: 'OAuthException', message: '(#131016) Service unavailable', details: 'A service is temporarily unavailable.' },
+  bsuid_not_supported: {
+    status: 400, code: 131062, type: 'OAuthException', message: '(#131062) Business-scoped user ID recipients not supported',
+    details: 'This message type cannot be sent to a business-scoped user ID (e.g. an authentication template). Send it to the phone number.',
+  },
 };
 
 const fbtraceId = () => randomBytes(12).toString('base64url');
 
 /** The network's refusal `name`; `details` replaces its generic details (e.g. naming the bad field). */
 export function errorAnswer(name: SandboxRefusal, details?: string): { status: number; body: NetworkErrorAnswer } {
-  const spec = details === undefined ? ERRORS[name] : { ...ERRORS[name], details };
+  return customErrorAnswer(details === undefined ? ERRORS[name] : { ...ERRORS[name], details });
+}
+
+/** Any refusal in the network's envelope (a scripted failure with its own code). */
+export function customErrorAnswer(spec: ErrorSpec): { status: number; body: NetworkErrorAnswer } {
   return {
     status: spec.status,
     body: {
@@ -61,10 +69,11 @@ export const freshWamid = (): string => 'wamid.' + randomBytes(30).toString('bas
 /** A numeric id like the network's media ids. */
 export const freshMediaId = (): string => String(randomInt(1, 2 ** 47)) + String(randomInt(100, 1000));
 
-export function sendAnswer(to: string, waId: string, wamid: string, template: boolean): NetworkSendAnswer {
+/** `contacts[0]`: the recipient as sent (`input`), its phone when the network may share it (`wa_id`), its BSUID (`user_id`). */
+export function sendAnswer(input: string, recipient: { waId?: string; userId: string }, wamid: string, template: boolean): NetworkSendAnswer {
   return {
     messaging_product: MESSAGING_PRODUCT,
-    contacts: [{ input: to, wa_id: waId }],
+    contacts: [{ input, ...(recipient.waId === undefined ? {} : { wa_id: recipient.waId }), user_id: recipient.userId }],
     messages: [template ? { id: wamid, message_status: 'accepted' } : { id: wamid }],
   };
 }
