@@ -1,7 +1,7 @@
 // Contacts from callbacks (real payload shapes): phone-less senders, BSUIDs learned from statuses, never-merge,
 // identity changes, groups, standby and echoes, edits and deletions, pricing, millisecond timestamps.
 import t from 'tap';
-import { bearer, buildTestApp, createUser } from './helper';
+import { bearer, buildTestApp, createAdmin, createUser } from './helper';
 import type { App } from '../src/app';
 import type { UserRow } from '../src/db/tables';
 import { acceptedOutbound, deliver as deliverSigned, envelope, fixtureText, inboxRows, messageByWamid, messageCount, textItem } from './fixtures/webhooks';
@@ -199,4 +199,20 @@ t.test('request_welcome, flow replies, call permission answers and vcards have r
   ] }));
   t.same(['wamid.w', 'wamid.f', 'wamid.c', 'wamid.v'].map((w) => messageByWamid(app, w)!.text),
     ['Opened the chat (welcome message requested)', 'Sent', 'Call permission granted', 'Bruno Costa']);
+});
+
+t.test('the admin thread names a contact by name, else @username, else +number, else the end of its user id, and lists its identifiers', async (t) => {
+  const { app, user } = await setup(t);
+  const admin = await createAdmin(app);
+  await deliver(app, fixtureText('bsuid_inbound_text_no_phone'));
+  await deliver(app, envelope(PHONE_ID, { contacts: [{ profile: { username: '@bruno' }, user_id: 'US.5555' }], messages: [item({ id: 'wamid.u', from_user_id: 'US.5555' }, 1767225600)] }));
+  await deliver(app, envelope(PHONE_ID, { messages: [item({ id: 'wamid.p', from: '15551230001' }, 1767225700)] }));
+  await deliver(app, envelope(PHONE_ID, { messages: [item({ id: 'wamid.x', from_user_id: 'US.98765432109' }, 1767225800)] }));
+  const page = async (query = '') => (await app.inject({
+    method: 'GET', url: `/admin/user/${user.id}/conversation-thread${query}`, headers: { cookie: `token=${app.issueToken(admin)}` },
+  })).body;
+  const html = await page();
+  for (const name of ['Sheena Nelson', '@bruno', '+15551230001', 'user · 432109']) t.match(html, `<span class="contact-name">${name}</span>`);
+  const sheena = await page(`?contact=${BSUID}`);
+  t.match(sheena, `@realsheenanelson · user id ${BSUID} · parent user id ${PARENT}`);
 });

@@ -28,5 +28,6 @@ export function contactIdentifiers(c: ContactSummary): string[] {
   return ids;
 }
 
-/** The `contact` query value that selects this contact. */
-export const contactKey = (c: Pick<ContactSummary, 'contactId'>): string => `id:${c.contactId}`;
+/** The `contact` query value that selects this contact: its number, else its user id, else `id:<id>`. */
+export const contactKey = (c: Pick<ContactSummary, 'contactId' | 'contactWaId' | 'contactBsuid'>): string =>
+  c.contactWaId ?? c.contactBsuid ?? `id:${c.contactId}`;

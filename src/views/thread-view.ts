@@ -96,7 +96,7 @@ export function threadPage(repo: ConversationsRepo, user: UserRow, filters: Filt
       initial: [...(s.contactName ?? s.contactUsername?.replace(/^@/, '') ?? '#').trim()][0]?.toUpperCase() ?? '#',
       when: shortWhen(s.lastAt, now, zone), title: fullTime(s.lastAt, zone), count: s.count,
       href: threadHref(user.id, { ...filters, contact: contactKey(s) }),
-      active: selected !== undefined && [contactKey(s), s.contactWaId, s.contactBsuid].includes(selected),
+      active: selected !== undefined && [contactKey(s), `id:${s.contactId}`, s.contactBsuid].includes(selected),
     })),
     contactsCapped: summaries.length === CONTACTS_SHOWN,
     thread,
