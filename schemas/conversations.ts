@@ -59,7 +59,7 @@ export const Message = Type.Object({
   text: Nullable(Type.String({ description: 'Readable text: body, caption, title, emoji, location name; null for templates' })),
   status: Type.String({ description: 'pending | accepted | sent | failed | delivered | read (outbound), received (inbound)' }),
   created_at: Timestamp,
-  to: Type.Optional(Type.String({ description: 'Outbound: the number as typed' })),
+  to: Type.Optional(Type.String({ description: 'Outbound: the recipient as sent (the number as typed, or a user id)' })),
   status_updated_at: Type.Optional(Nullable(Timestamp)),
   error: Type.Optional(Nullable(ErrorInfo)),
   template: Type.Optional(Type.Object({ name: Type.String(), language: Nullable(Type.String()), params: Type.Array(Type.String()) })),
