@@ -1,4 +1,4 @@
-// Upgrading a database of the previous release (migrations 0000-0004: conversations keyed by phone number) loses
+// Upgrading a database of the previous release (every migration before the contacts one: conversations keyed by phone number) loses
 // nothing: every conversation becomes a contact with the same id, and every message, status, media row and credit stays.
 import { cpSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -10,7 +10,8 @@ import { buildApp } from '../src/app';
 import { projectRoot } from '../src/config';
 import { bearer, tempDir, testConfig } from './helper';
 
-const PREVIOUS_MIGRATIONS = 5;
+/** The migration that introduced contacts: the previous release is every migration before it. */
+const CONTACTS_MIGRATION = /_contacts$/;
 const T0 = 1_795_000_000_000;
 
 /** A database file written with the previous release's schema (its migrations only), filled through SQL. */
@@ -19,11 +20,12 @@ function previousReleaseDatabase(dir: string): string {
   cpSync(join(projectRoot, 'data', 'migrations'), migrations, { recursive: true });
   const journalPath = join(migrations, 'meta', '_journal.json');
   const journal = JSON.parse(readFileSync(journalPath, 'utf8')) as { entries: { idx: number; tag: string }[] };
-  for (const entry of journal.entries.filter((e) => e.idx >= PREVIOUS_MIGRATIONS)) {
+  const first = journal.entries.find((e) => CONTACTS_MIGRATION.test(e.tag))!.idx;
+  for (const entry of journal.entries.filter((e) => e.idx >= first)) {
     rmSync(join(migrations, `${entry.tag}.sql`));
     rmSync(join(migrations, 'meta', `${entry.tag.slice(0, 4)}_snapshot.json`), { force: true });
   }
-  journal.entries = journal.entries.filter((e) => e.idx < PREVIOUS_MIGRATIONS);
+  journal.entries = journal.entries.filter((e) => e.idx < first);
   writeFileSync(journalPath, JSON.stringify(journal));
   const path = join(dir, 'gateway.db');
   const sqlite = new Database(path);
