@@ -14,8 +14,10 @@ export const BENCH_PASSWORD = 'bench-password-123';
 
 function seedMessages(db: DB, userId: number, spec: UserSpec, now: number): string[] {
   const sqlite = db.$client;
-  const insertConversation = sqlite.prepare(
-    'INSERT INTO conversations (user_id, contact_wa_id, contact_name, last_message_at, last_inbound_at) VALUES (?, ?, ?, ?, ?)');
+  // Each conversation belongs to a contact (its number and name), as the gateway stores them.
+  const insertContact = sqlite.prepare('INSERT INTO contacts (user_id, wa_id, name, created_at, updated_at) VALUES (?, ?, ?, ?, ?)');
+  const insertConversation = sqlite.prepare(`INSERT INTO conversations (user_id, contact_wa_id, contact_name, last_message_at, last_inbound_at,
+    contact_id) VALUES (?, ?, ?, ?, ?, ?)`);
   const insertMessage = sqlite.prepare(`INSERT INTO messages (user_id, conversation_id, direction, type, text, to_number, wamid,
     status, status_rank, payload_json, created_at, status_updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
   const types = ['text', 'text', 'text', 'image', 'template', 'reaction'];
@@ -24,7 +26,8 @@ function seedMessages(db: DB, userId: number, spec: UserSpec, now: number): stri
   sqlite.transaction(() => {
     const conversationIds: number[] = [];
     for (let c = 0; c < spec.contacts; c++) {
-      conversationIds.push(Number(insertConversation.run(userId, String(15550000000 + c), `Contact ${c}`, now, now).lastInsertRowid));
+      const contactId = Number(insertContact.run(userId, String(15550000000 + c), `Contact ${c}`, now, now).lastInsertRowid);
+      conversationIds.push(Number(insertConversation.run(userId, String(15550000000 + c), `Contact ${c}`, now, now, contactId).lastInsertRowid));
     }
     for (let i = 0; i < spec.messages; i++) {
       const at = now - span + Math.floor((span * i) / spec.messages);

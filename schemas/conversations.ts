@@ -13,7 +13,10 @@ function StringEnum<T extends readonly string[]>(values: T, options: { descripti
 }
 const Time = (description: string) => Type.String({ format: 'date-time', description });
 
-export const ContactDigits = Type.String({ pattern: '^[0-9]{1,20}$', description: "The contact's wa_id (digits)" });
+export const ContactDigits = Type.String({
+  pattern: '^([0-9]{1,20}|[A-Z]{2}\\.(ENT\\.)?[A-Za-z0-9]{1,128}|id:[1-9][0-9]{0,15})$',
+  description: "The contact: its phone number (digits), its user id (BSUID, e.g. US.13491208655302741918) or id:<contact id>",
+});
 
 /** Filters shared by the JSON endpoint and the admin thread page. */
 export const ConversationFilters = {
@@ -37,7 +40,16 @@ export const ErrorInfo = Type.Object({
 }, { description: "The network's error (or the gateway's, when the network was never reached)" });
 export type ErrorInfo = Static<typeof ErrorInfo>;
 
-export const StatusEntry = Type.Object({ status: Type.String(), at: Timestamp, error: Nullable(ErrorInfo) });
+export const Pricing = Type.Object({
+  pricing_model: Type.Optional(Type.String()), type: Type.Optional(Type.String()), category: Type.Optional(Type.String({
+    description: 'e.g. marketing, utility, authentication, authentication_international (also written authentication-international), service',
+  })), billable: Type.Optional(Type.Boolean()),
+}, { additionalProperties: true, description: "The network's pricing of the message, as sent with a status" });
+
+export const StatusEntry = Type.Object({
+  status: Type.String(), at: Timestamp, error: Nullable(ErrorInfo),
+  pricing: Type.Optional(Pricing),
+});
 
 export const Message = Type.Object({
   id: Type.Integer(),
@@ -47,7 +59,7 @@ export const Message = Type.Object({
   text: Nullable(Type.String({ description: 'Readable text: body, caption, title, emoji, location name; null for templates' })),
   status: Type.String({ description: 'pending | accepted | sent | failed | delivered | read (outbound), received (inbound)' }),
   created_at: Timestamp,
-  to: Type.Optional(Type.String({ description: 'Outbound: the number as typed' })),
+  to: Type.Optional(Type.String({ description: 'Outbound: the recipient as sent (the number as typed, or a user id)' })),
   status_updated_at: Type.Optional(Nullable(Timestamp)),
   error: Type.Optional(Nullable(ErrorInfo)),
   template: Type.Optional(Type.Object({ name: Type.String(), language: Nullable(Type.String()), params: Type.Array(Type.String()) })),
@@ -68,11 +80,25 @@ export const Message = Type.Object({
   })),
   reply_to: Type.Optional(Type.String({ description: 'The wamid this message quotes' })),
   statuses: Type.Optional(Type.Array(StatusEntry, { description: 'Outbound: status history, oldest first' })),
+  origin: Type.Optional(Type.Unsafe<'api' | 'agent' | 'business_app'>({
+    type: 'string', enum: ['api', 'agent', 'business_app'],
+    description: "Outbound: api (sent through this gateway), agent (the network's AI agent answered) or business_app (sent from the phone app of a coexistence number); only api sends cost a credit",
+  })),
+  pricing: Type.Optional(Pricing),
+  edited_at: Type.Optional(Timestamp),
+  edits: Type.Optional(Type.Array(Type.Object({ text: Nullable(Type.String()), at: Nullable(Timestamp) }), { description: 'Earlier texts of an edited message, oldest first' })),
+  revoked: Type.Optional(Type.Literal(true, { description: 'The sender deleted it' })),
 });
 export type Message = Static<typeof Message>;
 
 export const Conversation = Type.Object({
-  contact: Type.Object({ wa_id: Type.String(), name: Nullable(Type.String()) }),
+  contact: Type.Object({
+    id: Type.Integer({ description: "The contact's id (send to it with contact_id)" }),
+    wa_id: Nullable(Type.String({ description: 'Phone number (digits); null when the network shares none' })),
+    user_id: Nullable(Type.String({ description: "The network's business-scoped user id (BSUID), once known" })),
+    username: Nullable(Type.String()),
+    name: Nullable(Type.String()),
+  }),
   last_message_at: Time('Time of the last message matching the query'),
   message_count: Type.Integer({ description: 'Messages matching the query' }),
   service_window_expires_at: Nullable(Time('24 h after the last inbound message')),

@@ -1,11 +1,25 @@
 // Schemas of the send endpoints (SPEC §5, §12): request bodies, the 201 answer, and errors carrying `upstream`.
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { ErrorResponse, Nullable, RequestBody, Timestamp } from './common';
-import { LIST_ROWS_MAX, NetworkLocation, NetworkMedia, NetworkSendRequests, type NetworkMessageType } from './network-send';
+import { BSUID_PATTERN, LIST_ROWS_MAX, NetworkLocation, NetworkMedia, NetworkSendRequests, type NetworkMessageType } from './network-send';
 
 export const PhoneNumber = Type.String({
   pattern: '^[1-9][0-9]{6,14}$', description: 'Recipient: 7–15 digits, no leading + or 0', examples: ['15551234567'],
 });
+
+/** Exactly one of them names the recipient (checked by the service: none or several is a 400). */
+export const RecipientFields = {
+  to: Type.Optional(PhoneNumber),
+  recipient: Type.Optional(Type.String({
+    pattern: BSUID_PATTERN, examples: ['US.13491208655302741918'],
+    description: "Recipient by the network's business-scoped user id (BSUID), for users who share no phone number",
+  })),
+  contact_id: Type.Optional(Type.Integer({
+    minimum: 1, maximum: Number.MAX_SAFE_INTEGER,
+    description: 'Recipient by one of your contacts (`contact.id` in the conversations listing): sent to its phone number when known, else to its user id',
+  })),
+};
+export interface RecipientBody { to?: string; recipient?: string; contact_id?: number }
 
 const strict = { additionalProperties: false } as const;
 type Json = Record<string, unknown>;
@@ -65,8 +79,8 @@ export const FREE_FORM_TYPES = Object.keys(FREE_FORM_EXAMPLES) as FreeFormType[]
 function freeForm<K extends FreeFormType>(type: K) {
   const content = (NetworkSendRequests[type as NetworkMessageType].properties as unknown as Record<string, TSchema>)[type]!;
   return RequestBody({
-    to: PhoneNumber, type: Type.Literal(type), [type]: Readable(content), context: Context,
-  } as { to: typeof PhoneNumber; type: ReturnType<typeof Type.Literal<K>>; context: typeof Context } & Record<K, TSchema>, {
+    ...RecipientFields, type: Type.Literal(type), [type]: Readable(content), context: Context,
+  } as typeof RecipientFields & { type: ReturnType<typeof Type.Literal<K>>; context: typeof Context } & Record<K, TSchema>, {
     title: type, example: { to: '15551234567', type, ...FREE_FORM_EXAMPLES[type] },
   });
 }
@@ -76,12 +90,12 @@ const members = FREE_FORM_TYPES.map(freeForm);
 export type FreeFormContent<K extends FreeFormType> = Static<(typeof NetworkSendRequests)[K]> extends infer B
   ? (B extends Record<K, infer C> ? C : never) : never;
 /** The static type of a send body: the network's own types, by `type`. */
-export type SendBody = { to: string; context?: Static<typeof Context>; token?: string } & {
+export type SendBody = RecipientBody & { context?: Static<typeof Context>; token?: string } & {
   [K in FreeFormType]: { type: K } & { [P in K]: FreeFormContent<K> }
 }[FreeFormType];
 
 export const SendBody = Discriminated(members, 'type', {
-  description: `A text or another free-form message, with the network's own field names and limits. Media: exactly one of id (uploaded via POST /api/media) or link. Interactive lists: at most ${LIST_ROWS_MAX} rows in all sections together. \`context.message_id\` makes it a reply. One credit each.`,
+  description: `Exactly one recipient: \`to\` (phone number), \`recipient\` (business-scoped user id) or \`contact_id\`. A text or another free-form message, with the network's own field names and limits. Media: exactly one of id (uploaded via POST /api/media) or link. Interactive lists: at most ${LIST_ROWS_MAX} rows in all sections together. \`context.message_id\` makes it a reply. One credit each.`,
   'x-examples': Object.fromEntries(FREE_FORM_TYPES.map((type) => [type, { summary: type, value: { to: '15551234567', type, ...FREE_FORM_EXAMPLES[type] } }])),
 }) as unknown as ReturnType<typeof Type.Unsafe<SendBody>>;
 
@@ -111,7 +125,7 @@ export const TemplateButton = Discriminated([
 export type TemplateButton = { sub_type: 'quick_reply'; payload: string; index?: number } | { sub_type: 'url'; text: string; index?: number };
 
 export const SendTemplateBody = RequestBody({
-  to: PhoneNumber,
+  ...RecipientFields,
   template_name: Type.String({ pattern: '^[a-z0-9_]{1,512}$', examples: ['order_update'] }),
   language: Type.String({ pattern: '^[a-z]{2,3}(_[A-Z]{2})?$', description: 'Language code such as en or en_US' }),
   param1: TemplateParam,
@@ -122,7 +136,7 @@ export const SendTemplateBody = RequestBody({
   header: Type.Optional(TemplateHeader),
   buttons: Type.Optional(Type.Array(TemplateButton, { minItems: 1, maxItems: 10 })),
 }, {
-  description: 'param1…param5 become, in order, the text parameters of the template body (no gaps: param4 needs param3, param5 needs param4); '
+  description: 'Exactly one recipient: `to` (phone number), `recipient` (business-scoped user id) or `contact_id`. param1…param5 become, in order, the text parameters of the template body (no gaps: param4 needs param3, param5 needs param4); '
     + '`header` and `buttons` become the header and button components (order: header, body, buttons)',
   examples: [{
     to: '15551234567', template_name: 'order_update', language: 'en_US', param1: 'Ana', param2: '42',
@@ -140,7 +154,8 @@ export const IdempotencyHeaders = Type.Object({
 export const SendAnswer = Type.Object({
   id: Type.Integer(),
   wamid: Type.String({ description: "The network's message id" }),
-  to: Type.String({ description: 'The number as typed' }),
+  to: Type.String({ description: 'The recipient as sent: the number as typed, or the user id (BSUID)' }),
+  contact_id: Type.Optional(Type.Integer({ description: "The contact whose conversation holds the message (the network's answer decides: its number, else its user id)" })),
   type: Type.Unsafe<FreeFormType | 'template'>({ type: 'string', enum: [...FREE_FORM_TYPES, 'template'] }),
   status: Type.Literal('accepted'),
   credits_remaining: Type.Integer(),

@@ -57,21 +57,31 @@ export const NetworkEnvelope = Type.Object({ entry: Type.Array(Type.Unknown()) }
 export const NetworkEntry = Type.Object({ changes: Type.Array(Type.Unknown()) });
 export const NetworkChange = Type.Object({ field: Type.String(), value: Type.Unknown() });
 
-/** `value` of a change with `field: "messages"`. */
+/** The fields a change's `value` may carry besides `messages`: `standby` (the network's agent holds the chat), echoes. */
+export const CHANGE_FIELDS = { messages: 'messages', standby: 'standby', echoes: 'smb_message_echoes' } as const;
+
+/** `value` of a change with `field: "messages"` (also `standby`, whose lists sit under `value.standby`, and `smb_message_echoes`). */
 export const NetworkMessagesValue = Type.Object({
   metadata: Type.Object({ phone_number_id: Type.String({ minLength: 1 }) }),
   contacts: Type.Optional(Type.Array(Type.Unknown())),
   messages: Type.Optional(Type.Array(Type.Unknown())),
   statuses: Type.Optional(Type.Array(Type.Unknown())),
   errors: Type.Optional(Type.Array(Type.Unknown())),
+  standby: Type.Optional(Type.Object({
+    messages: Type.Optional(Type.Array(Type.Unknown())),
+    statuses: Type.Optional(Type.Array(Type.Unknown())),
+    message_echoes: Type.Optional(Type.Array(Type.Unknown())),
+  })),
+  message_echoes: Type.Optional(Type.Array(Type.Unknown())),
 });
 
-const UnixSeconds = Type.String({ pattern: '^[0-9]{1,11}$', description: 'unix seconds' });
+const UnixSeconds = Type.String({ pattern: '^[0-9]{1,16}$', description: 'unix seconds (milliseconds from 10^12 on)' });
 
 /** An inbound message: only what every type has is required; `context`, `errors` and the type's own object are read leniently. */
 export const NetworkInboundMessage = Type.Object({
   id: Type.String({ minLength: 1 }),
-  from: Type.String({ minLength: 1 }),
+  // A phone number, or (older shapes) a BSUID; absent or empty for a user without a shared number (`from_user_id` then).
+  from: Type.Optional(Type.String()),
   timestamp: UnixSeconds,
   type: Type.String({ minLength: 1 }),
 });
@@ -84,6 +94,14 @@ export const NetworkStatus = Type.Object({
   timestamp: UnixSeconds,
 });
 export type NetworkStatus = Static<typeof NetworkStatus> & Record<string, unknown>;
+
+/** What the business sent elsewhere than through this API (the network's agent, the phone app): like a message, `to` the customer. */
+export const NetworkEcho = Type.Object({
+  id: Type.String({ minLength: 1 }),
+  timestamp: UnixSeconds,
+  type: Type.String({ minLength: 1 }),
+});
+export type NetworkEcho = Static<typeof NetworkEcho> & Record<string, unknown>;
 
 /** A `messages` callback as the network sends it (the sandbox builds these): the schemas above and the fields around them. */
 export type NetworkCallbackValue = Static<typeof NetworkMessagesValue> & {

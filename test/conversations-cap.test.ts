@@ -11,15 +11,18 @@ const MIN = 60_000;
 /** `conversations` × `perConversation` inbound messages, straight into the tables in one transaction (test data only). */
 function seed(app: App, userId: number, conversations: number, perConversation: number): void {
   const client = app.db.$client;
-  const conversation = client.prepare(`INSERT INTO conversations (user_id, contact_wa_id, contact_name, last_message_at, last_inbound_at)
-    VALUES (?, ?, ?, ?, ?)`);
+  const contact = client.prepare('INSERT INTO contacts (user_id, wa_id, name, created_at, updated_at) VALUES (?, ?, ?, 0, 0)');
+  const conversation = client.prepare(`INSERT INTO conversations (user_id, contact_wa_id, contact_name, last_message_at, last_inbound_at, contact_id)
+    VALUES (?, ?, ?, ?, ?, ?)`);
   const message = client.prepare(`INSERT INTO messages (user_id, conversation_id, direction, type, text, wamid, status, status_rank,
     payload_json, created_at) VALUES (?, ?, 'inbound', 'text', ?, ?, 'received', 0, '{}', ?)`);
   client.transaction(() => {
     for (let c = 0; c < conversations; c++) {
       // Conversation c's messages end c minutes before NOW: distinct last times, newest first is c = 0, 1, 2 …
       const last = NOW - c * MIN - MIN;
-      const id = Number(conversation.run(userId, `1555${String(c).padStart(7, '0')}`, `Contact ${c}`, last, last).lastInsertRowid);
+      const waId = `1555${String(c).padStart(7, '0')}`;
+      const contactId = Number(contact.run(userId, waId, `Contact ${c}`).lastInsertRowid);
+      const id = Number(conversation.run(userId, waId, `Contact ${c}`, last, last, contactId).lastInsertRowid);
       for (let m = 0; m < perConversation; m++) message.run(userId, id, `m${m}`, `wamid.${c}.${m}`, last - (perConversation - 1 - m) * 10);
     }
   })();
@@ -70,7 +73,8 @@ t.test('the admin thread page of the same user shows one conversation of at most
 });
 
 const summary = (id: number, count: number, lastAt: number): ConversationSummary =>
-  ({ id, count, lastAt, contactWaId: String(id), contactName: null, lastInboundAt: null });
+  ({ id, count, lastAt, contactId: id, contactWaId: String(id), contactBsuid: null, contactParentBsuid: null, contactUsername: null,
+    contactName: null, contactAliasesJson: '[]', lastInboundAt: null });
 
 t.test('the cut: after the last conversation that fits, at least one, never inside a group with the same last time', async (t) => {
   const ids = (list: ConversationSummary[]) => withinMessageCap(list).map((s) => s.id);

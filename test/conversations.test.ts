@@ -109,7 +109,7 @@ t.test('the exact answer: contact, counts, service window, every message field a
   t.equal(res.statusCode, 200);
   t.ok(validate(res.json()), JSON.stringify(validate.errors));
   t.strictSame(res.json(), [{
-    contact: { wa_id: '15551230001', name: 'Ana Lima' },
+    contact: { id: 1, wa_id: '15551230001', user_id: null, username: null, name: 'Ana Lima' },
     last_message_at: iso(at + 7 * MIN),
     message_count: 4,
     service_window_expires_at: iso(at + 7 * MIN + 24 * HOUR),
@@ -120,12 +120,12 @@ t.test('the exact answer: contact, counts, service window, every message field a
         to: '15551230001', error: null, status_updated_at: iso(at + 4 * MIN), statuses: [
           { status: 'sent', at: iso(at + 2 * MIN), error: null },
           { status: 'delivered', at: iso(at + 3 * MIN), error: null },
-          { status: 'read', at: iso(at + 4 * MIN), error: null }] },
+          { status: 'read', at: iso(at + 4 * MIN), error: null }], origin: 'api' },
       { id: templ.id, wamid: templ.wamid, direction: 'outbound', type: 'template', text: null, status: 'failed', created_at: iso(at + 5 * MIN),
         to: '15551230001', error: { code: 131047, title: 'Re-engagement message', details: 'More than 24 hours' },
         status_updated_at: iso(at + 6 * MIN), statuses: [
           { status: 'failed', at: iso(at + 6 * MIN), error: { code: 131047, title: 'Re-engagement message', details: 'More than 24 hours' } }],
-        template: { name: 'order_update', language: 'en_US', params: ['Ana', '#42'] } },
+        origin: 'api', template: { name: 'order_update', language: 'en_US', params: ['Ana', '#42'] } },
       { id: 4, wamid: place, direction: 'inbound', type: 'location', text: 'Cafe', status: 'received', created_at: iso(at + 7 * MIN),
         location: { latitude: 38.7, longitude: -9.1, name: 'Cafe', address: 'Rua 1' }, reply_to: photo },
     ],

@@ -162,7 +162,9 @@ t.test('accepted by the network, not storable: 503 with wamid and sent:true, a r
   t.equal((await sendText('warm-up')).statusCode, 201);
   const month = () => new Date(Date.now() + offset).toISOString().slice(0, 7);
   const key = { 'idempotency-key': 'order-77' };
-  // The network answers with another wa_id: storing its answer then needs a new conversation row.
+  // The network answers with another wa_id (and a user id no contact has): storing its answer then needs new contact and
+  // conversation rows.
+  sandbox.addUser({ phone: TO, userId: 'US.999888777' });
   sandbox.enqueue({ kind: 'accept', waId: '15550009999', delayMs: 300 });
   const first = sendText('Hi', key);
   await until('the send reached the network', () => sandbox.requests.length === 2);

@@ -123,7 +123,7 @@ t.test('bad items are recorded with their error; the good ones around them are s
   t.match(inboxRows(app), [{ state: 'processed' }]);
   t.equal(inboxRows(app)[0]!.error, [
     'entry[0].changes[0].messages[1].id: Expected required property',
-    "entry[0].changes[0].messages[2].timestamp: Expected string to match '^[0-9]{1,11}$'",
+    "entry[0].changes[0].messages[2].timestamp: Expected string to match '^[0-9]{1,16}$'",
     'entry[0].changes[0].messages[3]: Expected object',
     'entry[0].changes[1].value.metadata: Expected required property',
     'entry[0].changes[2]: Expected object',

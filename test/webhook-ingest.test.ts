@@ -7,7 +7,7 @@ const SECRET = 'fixture-secret';
 type Err = { code: number; title: string; details: string };
 
 interface InboundExpectation {
-  phone: string; wamid: string; type: string; text: string | null; at: number; contact: [string, string | null];
+  phone: string; wamid: string; type: string; text: string | null; at: number; contact: [string | null, string | null];
   media?: object; location?: object; replyTo?: string; error?: Err;
 }
 interface StatusExpectation { phone: string; wamid: string; status: string; at: number; error?: Err }
@@ -55,7 +55,13 @@ const INBOUND: Record<string, InboundExpectation> = {
   inbound_order: { phone: '1122334455667', wamid: 'wamid.xyzxyz', type: 'order', text: null, at: 1697044668, contact: TEST_NAME },
   inbound_system_user_changed_number: {
     phone: '106540352242922', wamid: 'wamid.HBgLMTk4MzU1NTE5NzQVAgASGAoxMTgyMDg2MjY3AA==', type: 'system', at: 1750269342,
-    text: 'User Sheena Nelson changed from 16505551234 to 12195555358', contact: ['16505551234', null],
+    // The contact it happened to now has the new number (the old one is kept as an alias).
+    text: 'User Sheena Nelson changed from 16505551234 to 12195555358', contact: ['12195555358', null],
+  },
+  // A user without a shared phone number: the contact has the user id only.
+  bsuid_inbound_text_no_phone: {
+    phone: '106540352242922', wamid: 'wamid.HBgLMTY1MDM4Nzk0MzkVAgASGBQzQTRBNjU5OUFFRTAzODEwMTQ0RgA=', type: 'text',
+    text: 'Does it come in another color?', at: 1749416383, contact: [null, 'Sheena Nelson'],
   },
   inbound_unsupported_131051: {
     phone: '409552778964973', wamid: B_ID, type: 'unsupported', text: null, at: 1673026174, contact: BINDA,
@@ -69,6 +75,11 @@ const STATUSES: Record<string, StatusExpectation> = {
   status_delivered_cbp: { phone: '409552778964973', wamid: B_ID, status: 'delivered', at: 1673020317 },
   status_read: { phone: '1122334455667', wamid: 'wamid.xyzxyz', status: 'read', at: 1689380458 },
   status_read_v25_with_user_id: { phone: '123456123', wamid: 'ABGGFlA5Fpa', status: 'read', at: 1504902988 },
+  bsuid_status_delivered_to_bsuid: { phone: '106540352242922', wamid: 'wamid.HBgLMTY1MDM4Nzk0MzkVAgASGBQzQUFERjg0NDEzNDdFODU3MUMxMAA=', status: 'delivered', at: 1750030073 },
+  bsuid_status_failed_phone_send_no_contacts: {
+    phone: '106540352242922', wamid: 'wamid.HBgLMTY1MDM4Nzk0MzkVAgASGBQzQUFERjg0NDEzNDdFODU3MUMxMAA=', status: 'failed', at: 1750030073,
+    error: { code: 131049, title: 'This message was not delivered to maintain healthy ecosystem engagement.', details: 'In order to maintain a healthy ecosystem engagement, the message failed to be delivered.' },
+  },
   status_failed_131047_reengagement: {
     phone: '109999999999999', wamid: 'wamid.HBgNN5NzAzMDkTUyNzkzNhUEjA1MjUwNCAUIyNEYUQ0OTVGNTY0MwA=', status: 'failed', at: 1682651887,
     error: { code: 131047, title: 'Re-engagement message', details: 'Message failed to send because more than 24 hours have passed since the customer last replied to this number.' },

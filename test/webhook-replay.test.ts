@@ -122,7 +122,7 @@ t.test('the disk fills up while a stored callback is processed: 503, not a bare 
   const client = app.db.$client;
   client.pragma(`max_page_count = ${client.pragma('page_count', { simple: true }) as number}`);
   // The messages fill what the file holds; the small raw callback itself still fits beside them.
-  const conversation = app.messagesRepo.conversationId(user.id, '15550000000', null, 0, null);
+  const conversation = app.messagesRepo.conversationId(user.id, '15550000000', 0, null);
   const filler = client.prepare(`INSERT INTO messages (user_id, conversation_id, direction, type, status, payload_json, created_at)
     VALUES (?, ?, 'outbound', 'text', 'accepted', '{}', 0)`);
   t.throws(() => { for (;;) filler.run(user.id, conversation); }, { code: 'SQLITE_FULL' });

@@ -17,8 +17,14 @@ export interface PageQuery extends MessageQuery {
   limit: number;
 }
 
-export interface ConversationSummary {
-  id: number; contactWaId: string; contactName: string | null; lastInboundAt: number | null;
+/** The contact of a conversation as the listing shows it. */
+export interface ContactSummary {
+  contactId: number; contactWaId: string | null; contactBsuid: string | null; contactParentBsuid: string | null;
+  contactUsername: string | null; contactName: string | null; contactAliasesJson: string;
+}
+
+export interface ConversationSummary extends ContactSummary {
+  id: number; lastInboundAt: number | null;
   /** Time of the last matching message. */
   lastAt: number;
   /** Number of matching messages. */
@@ -30,7 +36,13 @@ export const MESSAGES_PER_CONVERSATION = 200;
 
 const EMPTY = Buffer.alloc(0);
 
-interface Candidate { id: number; contactWaId: string; contactName: string | null; lastInboundAt: number | null; lastMessageAt: number }
+interface Candidate extends ContactSummary { id: number; lastInboundAt: number | null; lastMessageAt: number }
+
+/** The `contact` filter: phone digits, a BSUID or `id:<contact id>` -> the column it matches. */
+function contactFilter(contact: string): { column: 'wa_id' | 'bsuid' | 'id'; value: string | number } {
+  if (contact.startsWith('id:')) return { column: 'id', value: Number(contact.slice(3)) };
+  return /^[0-9]+$/.test(contact) ? { column: 'wa_id', value: contact } : { column: 'bsuid', value: contact };
+}
 
 /** Newer first; equal times by the higher conversation id. */
 const newerFirst = (a: { lastAt: number; id: number }, b: { lastAt: number; id: number }) => b.lastAt - a.lastAt || b.id - a.id;
@@ -38,11 +50,20 @@ const newerFirst = (a: { lastAt: number; id: number }, b: { lastAt: number; id: 
 /** `render` shows a message stored without its listed JSON (the same renderer the writes use). */
 export function createConversationsRepo(db: DB, render: RenderMessage) {
   const client = db.$client;
-  const candidateSql = `SELECT id, contact_wa_id AS contactWaId, contact_name AS contactName, last_inbound_at AS lastInboundAt,
-    last_message_at AS lastMessageAt FROM conversations WHERE user_id = @userId AND last_message_at >= @from`;
+  // A conversation written without a contact (a raw insert) shows what it was keyed and named by.
+  const candidateSql = `SELECT v.id, v.last_inbound_at AS lastInboundAt, v.last_message_at AS lastMessageAt, coalesce(c.id, v.id) AS contactId,
+    CASE WHEN c.id IS NULL THEN v.contact_wa_id ELSE c.wa_id END AS contactWaId, c.bsuid AS contactBsuid,
+    c.parent_bsuid AS contactParentBsuid, c.username AS contactUsername,
+    CASE WHEN c.id IS NULL THEN v.contact_name ELSE c.name END AS contactName, coalesce(c.aliases_json, '[]') AS contactAliasesJson
+    FROM conversations v LEFT JOIN contacts c ON c.id = v.contact_id WHERE v.user_id = @userId AND v.last_message_at >= @from`;
   // conversations.last_message_at is the newest message ever stored in it: an upper bound of its last matching one.
-  const candidates = client.prepare<Record<string, unknown>, Candidate>(`${candidateSql} ORDER BY last_message_at DESC, id DESC`);
-  const candidateOfContact = client.prepare<Record<string, unknown>, Candidate>(`${candidateSql} AND contact_wa_id = @contact`);
+  const candidates = client.prepare<Record<string, unknown>, Candidate>(`${candidateSql} ORDER BY v.last_message_at DESC, v.id DESC`);
+  // One contact: found through its own unique index (user, wa_id / bsuid) or its id, then its one conversation.
+  const candidateOfContact = {
+    wa_id: client.prepare<Record<string, unknown>, Candidate>(`${candidateSql} AND c.user_id = @userId AND c.wa_id = @contact`),
+    bsuid: client.prepare<Record<string, unknown>, Candidate>(`${candidateSql} AND c.user_id = @userId AND c.bsuid = @contact`),
+    id: client.prepare<Record<string, unknown>, Candidate>(`${candidateSql} AND c.id = @contact`),
+  };
 
   // Two variants of each message statement, so that each one has an index matching it exactly. Without
   // statistics the planner would read a type's latest 200 through (conversation, created_at) and skip other types.
@@ -81,8 +102,9 @@ export function createConversationsRepo(db: DB, render: RenderMessage) {
      */
     page(q: PageQuery): ConversationSummary[] {
       const s = statements(q);
-      const rows = q.contact === undefined ? candidates.iterate({ userId: q.userId, from: q.from })
-        : candidateOfContact.iterate({ userId: q.userId, from: q.from, contact: q.contact });
+      const filter = q.contact === undefined ? undefined : contactFilter(q.contact);
+      const rows = filter === undefined ? candidates.iterate({ userId: q.userId, from: q.from })
+        : candidateOfContact[filter.column].iterate({ userId: q.userId, from: q.from, contact: filter.value });
       const before = q.before ?? Infinity;
       const picked: Omit<ConversationSummary, 'count'>[] = [];
       for (const c of rows) {
@@ -90,7 +112,8 @@ export function createConversationsRepo(db: DB, render: RenderMessage) {
         if (picked.length === q.limit && bound < picked[picked.length - 1]!.lastAt) break;
         const lastAt = s.lastAt.get(params(q, c.id));
         if (lastAt === undefined || lastAt >= before) continue;
-        const found = { id: c.id, contactWaId: c.contactWaId, contactName: c.contactName, lastInboundAt: c.lastInboundAt, lastAt };
+        const { lastMessageAt: _last, ...candidate } = c;
+        const found = { ...candidate, lastAt };
         const at = picked.findIndex((p) => newerFirst(found, p) < 0);
         picked.splice(at < 0 ? picked.length : at, 0, found);
         if (picked.length > q.limit) picked.pop();

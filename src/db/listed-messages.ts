@@ -2,7 +2,7 @@
 // after every write that changes it, and fill rows stored without it (older databases, raw inserts).
 import type Database from 'better-sqlite3';
 
-export type StoredStatus = [status: string, at: number, errorJson: string | null];
+export type StoredStatus = [status: string, at: number, errorJson: string | null, pricingJson?: string | null];
 /** A message as read for display: a tuple, because rows leave SQLite as JSON arrays (see below). */
 export type StoredMessage = [
   id: number, wamid: string | null, direction: 'inbound' | 'outbound', type: string, text: string | null, toNumber: string | null,
@@ -10,6 +10,7 @@ export type StoredMessage = [
   replyTo: string | null, createdAt: number, statusUpdatedAt: number | null,
   /** Outbound: the status history, oldest first; null for inbound messages. */
   statuses: StoredStatus[] | null,
+  origin?: string | null, pricingJson?: string | null, editedAt?: number | null, editsJson?: string | null, revoked?: number | null,
 ];
 /** One message as the conversations answer lists it: JSON object text. The only renderer (views decide the shape). */
 export type RenderMessage = (row: StoredMessage) => string;
@@ -20,8 +21,8 @@ const COLUMNS = `m.id, m.wamid, m.direction, m.type, m.text, m.to_number, m.stat
   m.location_json, m.reply_to, m.created_at, m.status_updated_at`;
 /** SQL of one message `m` as a StoredMessage JSON array. */
 export const STORED_MESSAGE = `json_array(${COLUMNS}, CASE WHEN m.direction = 'outbound' THEN json((
-    SELECT json_group_array(json_array(s.status, s.at, s.error_json) ORDER BY s.at, s.id)
-    FROM message_statuses s WHERE s.message_id = m.id)) END)`;
+    SELECT json_group_array(json_array(s.status, s.at, s.error_json, s.pricing_json) ORDER BY s.at, s.id)
+    FROM message_statuses s WHERE s.message_id = m.id)) END, m.origin, m.pricing_json, m.edited_at, m.edits_json, m.revoked)`;
 
 const BACKFILL_BATCH = 500;
 

@@ -4,27 +4,44 @@ import { eq, sql } from 'drizzle-orm';
 import type { DB } from './client';
 import { eventLogOf } from './events-repo';
 import { createListedMessages, type RenderMessage } from './listed-messages';
-import { conversations, messages, messageStatuses, orphanStatuses, type MessageRow } from './tables';
+import { messages, messageStatuses, orphanStatuses, type MessageRow } from './tables';
 
 /** A status only moves up this ladder; `failed` ranks below `delivered` (several devices). */
 export const STATUS_RANK = { received: 0, pending: 0, accepted: 1, sent: 2, failed: 3, delivered: 4, read: 5 } as const;
 export type CallbackStatus = 'sent' | 'delivered' | 'read' | 'failed';
 
+/** The contact a message belongs to, as contact resolution found it; `key` is what older releases keyed a conversation by. */
+export interface ContactRef { contactId: number; key: string }
+
 export interface NewOutbound {
-  userId: number; to: string; type: string; text: string | null;
+  /** Default: the contact of the number `to` (created when new). */
+  userId: number; contact?: ContactRef; to: string; type: string; text: string | null;
   payloadJson: string; templateJson?: string | null; createdAt: number;
   mediaJson?: string | null; locationJson?: string | null; replyTo?: string | null;
 }
 export interface NewInbound {
-  userId: number; contactWaId: string; contactName: string | null; wamid: string; type: string; text: string | null;
+  userId: number; wamid: string; type: string; text: string | null;
+  /** The contact as resolution found it; or, for callers that only know a number, `contactWaId` (and its name). */
+  contact?: ContactRef; contactWaId?: string; contactName?: string | null;
   payloadJson: string; mediaJson?: string | null; locationJson?: string | null; replyTo?: string | null; createdAt: number;
   /** The network's error on the message itself (e.g. `unsupported`), as `{code, title, details}` JSON. */
   errorJson?: string | null;
 }
+/** A message the user sent elsewhere than through the gateway (the network's agent, the phone app): listed, never charged. */
+export interface NewEcho {
+  userId: number; contact: ContactRef; wamid: string; type: string; text: string | null; to: string | null;
+  origin: 'agent' | 'business_app'; payloadJson: string; createdAt: number;
+  mediaJson?: string | null; locationJson?: string | null;
+}
 /** A callback status: the ranked ones move the current status; any other (`played`, `deleted` …) only joins the history. */
-export interface StatusEvent { status: CallbackStatus | (string & {}); at: number; errorJson: string | null }
+export interface StatusEvent { status: CallbackStatus | (string & {}); at: number; errorJson: string | null; pricingJson?: string | null }
 const RANKED = new Set<string>(['sent', 'delivered', 'read', 'failed']);
 const isRanked = (status: string): status is CallbackStatus => RANKED.has(status);
+export interface ConversationOf {
+  id: number; userId: number; contactId: number | null; contactWaId: string | null; contactBsuid: string | null;
+  contactParentBsuid: string | null; contactUsername: string | null; contactName: string | null; contactAliasesJson: string | null;
+  lastMessageAt: number; lastInboundAt: number | null;
+}
 /** An outbound message whose send has not stored its outcome. */
 export interface PendingOutbound { id: number; userId: number; createdAt: number }
 
@@ -33,19 +50,20 @@ export function createMessagesRepo(db: DB, render: RenderMessage) {
   const client = db.$client;
   const listed = createListedMessages(client, render);
   const appendEvent = eventLogOf(client).append;
-  const touchConversation = client.prepare<[number, string, string | null, number, number | null], { id: number }>(`
-    INSERT INTO conversations (user_id, contact_wa_id, contact_name, last_message_at, last_inbound_at)
+  const touchConversation = client.prepare<[number, number, string, number, number | null], { id: number }>(`
+    INSERT INTO conversations (user_id, contact_id, contact_wa_id, last_message_at, last_inbound_at)
     VALUES (?, ?, ?, ?, ?)
-    ON CONFLICT (user_id, contact_wa_id) DO UPDATE SET
-      contact_name = coalesce(excluded.contact_name, contact_name),
+    ON CONFLICT (contact_id) DO UPDATE SET
       last_message_at = max(last_message_at, excluded.last_message_at),
       last_inbound_at = CASE WHEN excluded.last_inbound_at IS NULL THEN last_inbound_at
                              ELSE max(coalesce(last_inbound_at, 0), excluded.last_inbound_at) END
     RETURNING id`);
   const outboundIdByWamid = client.prepare<[number, string], { id: number }>(
     "SELECT id FROM messages WHERE user_id = ? AND wamid = ? AND direction = 'outbound'");
-  const insertHistory = client.prepare<[number, string, number, string | null]>(
-    'INSERT OR IGNORE INTO message_statuses (message_id, status, at, error_json) VALUES (?, ?, ?, ?)');
+  const insertHistory = client.prepare<[number, string, number, string | null, string | null]>(
+    'INSERT OR IGNORE INTO message_statuses (message_id, status, at, error_json, pricing_json) VALUES (?, ?, ?, ?, ?)');
+  // The message keeps the pricing of the first status that carried one.
+  const setPricing = client.prepare<[string, number]>('UPDATE messages SET pricing_json = ? WHERE id = ? AND pricing_json IS NULL');
   // failed stores its error; a later delivered/read clears the current error (the history keeps it).
   const moveStatus = client.prepare<{ id: number; status: string; rank: number; at: number; error: string | null }>(`
     UPDATE messages SET status = @status, status_rank = @rank, status_updated_at = @at,
@@ -93,12 +111,42 @@ export function createMessagesRepo(db: DB, render: RenderMessage) {
   // Conditional: a send that stored its answer meanwhile (or any wamid at all) is never touched.
   const interrupt = client.prepare<[string, number, number]>(`UPDATE messages SET status = 'failed', status_rank = ${STATUS_RANK.failed},
     error_json = ?, status_updated_at = ? WHERE id = ? AND direction = 'outbound' AND status = 'pending' AND wamid IS NULL`);
-  const conversationId = (userId: number, waId: string, name: string | null, at: number, inboundAt: number | null) =>
-    touchConversation.get(userId, waId, name, at, inboundAt)!.id;
+  // The contact of a bare number (seeds, older callers): found or created through its unique index.
+  const contactOfWaId = client.prepare<[number, string, string | null, number, number], { id: number }>(`
+    INSERT INTO contacts (user_id, wa_id, name, created_at, updated_at) VALUES (?, ?, ?, ?, ?)
+    ON CONFLICT (user_id, wa_id) WHERE wa_id IS NOT NULL DO UPDATE SET name = coalesce(excluded.name, name) RETURNING id`);
+  const refOf = (userId: number, contact: ContactRef | string, at: number, name: string | null = null): ContactRef =>
+    typeof contact === 'string' ? { contactId: contactOfWaId.get(userId, contact, name, at, at)!.id, key: contact } : contact;
+  const conversationId = (userId: number, contact: ContactRef | string, at: number, inboundAt: number | null) => {
+    const ref = refOf(userId, contact, at);
+    return touchConversation.get(userId, ref.contactId, ref.key, at, inboundAt)!.id;
+  };
+  const insertEchoRow = client.prepare<{
+    userId: number; conversationId: number; type: string; text: string | null; to: string | null; wamid: string; origin: string;
+    payloadJson: string; mediaJson: string | null; locationJson: string | null; createdAt: number;
+  }>(`INSERT INTO messages (user_id, conversation_id, direction, type, text, to_number, wamid, status, status_rank, payload_json,
+      media_json, location_json, created_at, status_updated_at, origin)
+    VALUES (@userId, @conversationId, 'outbound', @type, @text, @to, @wamid, 'sent', ${STATUS_RANK.sent}, @payloadJson,
+      @mediaJson, @locationJson, @createdAt, @createdAt, @origin)
+    ON CONFLICT (user_id, wamid) DO NOTHING`);
+  const messageByWamid = client.prepare<[number, string], { id: number; text: string | null }>(
+    'SELECT id, text FROM messages WHERE user_id = ? AND wamid = ?');
+  // An edit: the new text, the earlier one appended to edits_json (the same edit twice changes nothing).
+  const edit = client.prepare<{ id: number; text: string | null; at: number }>(`
+    UPDATE messages SET text = @text, edited_at = @at,
+      edits_json = json_insert(coalesce(edits_json, '[]'), '$[#]', json_object('text', text, 'at', coalesce(edited_at, created_at)))
+    WHERE id = @id AND (edited_at IS NULL OR edited_at < @at)`);
+  const conversationOf = client.prepare<[number], ConversationOf>(`SELECT v.id, v.user_id AS userId, v.contact_id AS contactId,
+      CASE WHEN c.id IS NULL THEN v.contact_wa_id ELSE c.wa_id END AS contactWaId, c.bsuid AS contactBsuid,
+      c.parent_bsuid AS contactParentBsuid, c.username AS contactUsername, coalesce(c.name, v.contact_name) AS contactName,
+      c.aliases_json AS contactAliasesJson, v.last_message_at AS lastMessageAt, v.last_inbound_at AS lastInboundAt
+    FROM messages m JOIN conversations v ON v.id = m.conversation_id LEFT JOIN contacts c ON c.id = v.contact_id WHERE m.id = ?`);
+  const revoke = client.prepare<[number]>('UPDATE messages SET revoked = 1 WHERE id = ? AND revoked = 0');
 
   /** Appends to the history (once) and moves the current status if it is ranked and ranks higher; callers refresh the listed JSON once. */
   function applyToMessage(messageId: number, event: StatusEvent): void {
-    const recorded = insertHistory.run(messageId, event.status, event.at, event.errorJson).changes > 0;
+    const recorded = insertHistory.run(messageId, event.status, event.at, event.errorJson, event.pricingJson ?? null).changes > 0;
+    if (event.pricingJson) setPricing.run(event.pricingJson, messageId);
     const moved = isRanked(event.status)
       && moveStatus.run({ id: messageId, status: event.status, rank: STATUS_RANK[event.status], at: event.at, error: event.errorJson }).changes > 0;
     if (moved || (recorded && event.status === 'failed')) appendEvent('message.status', messageId, event.status);
@@ -107,10 +155,10 @@ export function createMessagesRepo(db: DB, render: RenderMessage) {
   return {
     conversationId,
 
-    /** Stores an outbound message as `pending`, in the conversation of the number as typed; its id. */
+    /** Stores an outbound message as `pending`, in the conversation of the recipient as given; its id. */
     insertOutbound(m: NewOutbound): number {
       const id = Number(insertOutboundRow.run({
-        userId: m.userId, conversationId: conversationId(m.userId, m.to, null, m.createdAt, null), type: m.type, text: m.text,
+        userId: m.userId, conversationId: conversationId(m.userId, m.contact ?? m.to, m.createdAt, null), type: m.type, text: m.text,
         to: m.to, payloadJson: m.payloadJson, templateJson: m.templateJson ?? null, createdAt: m.createdAt,
         mediaJson: m.mediaJson ?? null, locationJson: m.locationJson ?? null, replyTo: m.replyTo ?? null,
       }).lastInsertRowid);
@@ -119,10 +167,10 @@ export function createMessagesRepo(db: DB, render: RenderMessage) {
       return id;
     },
 
-    /** The network accepted it: record its wamid under the contact's wa_id, then apply this user's statuses that raced ahead (call inside one write). */
-    markAccepted(messageId: number, wamid: string, waId: string, at: number): void {
+    /** The network accepted it: record its wamid in the contact the network answered, then apply this user's statuses that raced ahead (call inside one write). */
+    markAccepted(messageId: number, wamid: string, contact: ContactRef | string, at: number): void {
       const owner = ownerOf.get(messageId)!;
-      accept.run({ id: messageId, wamid, at, conversationId: conversationId(owner.userId, waId, null, owner.createdAt, null) });
+      accept.run({ id: messageId, wamid, at, conversationId: conversationId(owner.userId, contact, owner.createdAt, null) });
       appendEvent('message.status', messageId, 'accepted');
       for (const orphan of takeOrphans.all(owner.userId, wamid)) applyToMessage(messageId, { status: orphan.status, at: orphan.at, errorJson: orphan.error_json });
       listed.refresh(messageId);
@@ -152,7 +200,8 @@ export function createMessagesRepo(db: DB, render: RenderMessage) {
 
     /** Stores an inbound message once per user and wamid; false for a redelivery. */
     insertInbound(m: NewInbound): boolean {
-      const conversation = conversationId(m.userId, m.contactWaId, m.contactName, m.createdAt, m.createdAt);
+      const contact = m.contact ?? refOf(m.userId, m.contactWaId ?? '', m.createdAt, m.contactName ?? null);
+      const conversation = conversationId(m.userId, contact, m.createdAt, m.createdAt);
       const inserted = insertInboundRow.run({
         userId: m.userId, conversationId: conversation, type: m.type, text: m.text, wamid: m.wamid, payloadJson: m.payloadJson,
         mediaJson: m.mediaJson ?? null, locationJson: m.locationJson ?? null, replyTo: m.replyTo ?? null,
@@ -163,6 +212,34 @@ export function createMessagesRepo(db: DB, render: RenderMessage) {
       if (m.mediaJson) enqueueMedia.run(id, m.mediaJson);
       listed.refresh(id);
       appendEvent('message.received', id);
+      return true;
+    },
+
+    /** Stores an echo (sent by the network's agent or the phone app) once per user and wamid; false for a redelivery. */
+    insertEcho(m: NewEcho): boolean {
+      const inserted = insertEchoRow.run({
+        userId: m.userId, conversationId: conversationId(m.userId, m.contact, m.createdAt, null), type: m.type, text: m.text, to: m.to,
+        wamid: m.wamid, origin: m.origin, payloadJson: m.payloadJson, mediaJson: m.mediaJson ?? null, locationJson: m.locationJson ?? null,
+        createdAt: m.createdAt,
+      });
+      if (inserted.changes === 0) return false;
+      listed.refresh(Number(inserted.lastInsertRowid));
+      return true;
+    },
+
+    /** An edit of the user's message `wamid`: its new text; false when that message is unknown. */
+    applyEdit(userId: number, wamid: string, text: string | null, at: number): boolean {
+      const message = messageByWamid.get(userId, wamid);
+      if (!message) return false;
+      if (edit.run({ id: message.id, text, at }).changes > 0) listed.refresh(message.id);
+      return true;
+    },
+
+    /** A deletion of the user's message `wamid`: marked revoked; false when that message is unknown. */
+    applyRevoke(userId: number, wamid: string): boolean {
+      const message = messageByWamid.get(userId, wamid);
+      if (!message) return false;
+      if (revoke.run(message.id).changes > 0) listed.refresh(message.id);
       return true;
     },
 
@@ -182,8 +259,8 @@ export function createMessagesRepo(db: DB, render: RenderMessage) {
     history: (messageId: number) => db.select().from(messageStatuses).where(eq(messageStatuses.messageId, messageId))
       .orderBy(messageStatuses.at, messageStatuses.id).all(),
     orphanCount: (): number => db.select({ n: sql<number>`count(*)` }).from(orphanStatuses).get()?.n ?? 0,
-    conversationOf: (messageId: number) => db.select().from(conversations)
-      .innerJoin(messages, eq(messages.conversationId, conversations.id)).where(eq(messages.id, messageId)).get()?.conversations,
+    /** The conversation of a message with its contact's identifiers and name. */
+    conversationOf: (messageId: number): ConversationOf | undefined => conversationOf.get(messageId),
   };
 }
 export type MessagesRepo = ReturnType<typeof createMessagesRepo>;

@@ -29,6 +29,25 @@ export const creditUsage = sqliteTable('credit_usage', {
   used: integer('used').notNull().default(0),
 }, (t) => [primaryKey({ columns: [t.userId, t.month] })]);
 
+// Someone a user talks to: a phone number and/or the network's business-scoped user id (BSUID), never shared across users.
+export const contacts = sqliteTable('contacts', {
+  id: integer('id').primaryKey({ autoIncrement: true }),
+  userId: integer('user_id').notNull().references(() => users.id, { onDelete: 'cascade' }),
+  waId: text('wa_id'),
+  bsuid: text('bsuid'),
+  parentBsuid: text('parent_bsuid'),
+  username: text('username'),
+  name: text('name'),
+  // Every identifier the contact was known by before (an earlier BSUID or number): a JSON array of strings.
+  aliasesJson: text('aliases_json').notNull().default('[]'),
+  createdAt: integer('created_at').notNull(),
+  updatedAt: integer('updated_at').notNull(),
+}, (t) => [
+  uniqueIndex('contacts_user_wa_id').on(t.userId, t.waId).where(sql`wa_id IS NOT NULL`),
+  uniqueIndex('contacts_user_bsuid').on(t.userId, t.bsuid).where(sql`bsuid IS NOT NULL`),
+]);
+
+// One conversation per contact. contact_wa_id/contact_name are what older releases keyed and named it by (kept, unused).
 export const conversations = sqliteTable('conversations', {
   id: integer('id').primaryKey({ autoIncrement: true }),
   userId: integer('user_id').notNull().references(() => users.id, { onDelete: 'cascade' }),
@@ -36,8 +55,9 @@ export const conversations = sqliteTable('conversations', {
   contactName: text('contact_name'),
   lastMessageAt: integer('last_message_at').notNull(),
   lastInboundAt: integer('last_inbound_at'),
+  contactId: integer('contact_id').references(() => contacts.id, { onDelete: 'cascade' }),
 }, (t) => [
-  uniqueIndex('conversations_user_contact').on(t.userId, t.contactWaId),
+  uniqueIndex('conversations_contact').on(t.contactId),
   index('conversations_user_last').on(t.userId, t.lastMessageAt),
 ]);
 
@@ -67,6 +87,15 @@ export const messages = sqliteTable('messages', {
   // The message as the conversations answer lists it (JSON object text), rendered by every write that changes
   // the message: a listing concatenates these instead of rendering thousands of messages per request. Null = not yet.
   listedJson: text('listed_json'),
+  // Outbound: api (sent through the gateway), agent (the network's AI agent) or business_app (the phone app); null = api.
+  origin: text('origin'),
+  // The network's pricing object from the first status that carried one.
+  pricingJson: text('pricing_json'),
+  // Coexistence numbers: when the sender edited it (its earlier texts stay in payload_json's history) / deleted it.
+  editedAt: integer('edited_at'),
+  // Earlier texts of an edited message, oldest first: [{text, at}].
+  editsJson: text('edits_json'),
+  revoked: integer('revoked', { mode: 'boolean' }).notNull().default(false),
 }, (t) => [
   // Also the index behind ON DELETE CASCADE from users (user_id leads).
   uniqueIndex('messages_user_wamid').on(t.userId, t.wamid),
@@ -100,6 +129,7 @@ export const messageStatuses = sqliteTable('message_statuses', {
   status: text('status').notNull(),
   at: integer('at').notNull(),
   errorJson: text('error_json'),
+  pricingJson: text('pricing_json'),
 }, (t) => [uniqueIndex('message_statuses_once').on(t.messageId, t.status, t.at)]);
 
 // Statuses whose wamid is not stored yet for the user the callback was routed to (it raced the send answer).
@@ -219,3 +249,4 @@ export const eventParked = sqliteTable('event_parked', {
 
 export type UserRow = typeof users.$inferSelect;
 export type MessageRow = typeof messages.$inferSelect;
+export type ContactRow = typeof contacts.$inferSelect;

@@ -25,7 +25,8 @@ export interface Upstream {
 }
 
 export type SendResult =
-  | { kind: 'accepted'; wamid: string; waId: string }
+  /** `waId`/`userId`: the recipient as the network answered it (`contacts[0]`), each null when it named none. */
+  | { kind: 'accepted'; wamid: string; waId: string | null; userId: string | null }
   | { kind: 'rejected'; upstream: Upstream }
   | { kind: 'throttled'; upstream: Upstream; retryAfterSeconds: number }
   | { kind: 'unavailable'; reason: 'timeout' | 'unreachable' | 'bad_answer'; detail: string };
@@ -53,14 +54,14 @@ function upstreamOf(status: number, json: unknown): Upstream {
   };
 }
 
-/** `to` is the number sent: the recipient's wa_id when the network's answer names none. */
-export function readAnswer(status: number, retryAfter: string | string[] | undefined, text: string, to: string): Attempt {
+export function readAnswer(status: number, retryAfter: string | string[] | undefined, text: string): Attempt {
   const json = parseJsonOrUndefined(text);
   if (status >= 200 && status < 300) {
     if (!Value.Check(NetworkSendAnswer, json) || !json.messages[0]) {
       return { result: { kind: 'unavailable', reason: 'bad_answer', detail: `HTTP ${status} without a message id` }, retry: false };
     }
-    return { result: { kind: 'accepted', wamid: json.messages[0].id, waId: json.contacts?.[0]?.wa_id ?? to }, retry: false };
+    const contact = json.contacts?.[0];
+    return { result: { kind: 'accepted', wamid: json.messages[0].id, waId: contact?.wa_id ?? null, userId: contact?.user_id ?? null }, retry: false };
   }
   const upstream = upstreamOf(status, json);
   const code = upstream.code ?? -1;

@@ -18,7 +18,7 @@ const NOT_DELIVERED = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ENOTFOUND
 type FreeForm = { [K in Exclude<FreeFormType, 'text'>]: { kind: K; to: string; content: FreeFormContent<K>; replyTo?: string } }[Exclude<FreeFormType, 'text'>];
 
 /** What the gateway sends; optional fields are present only when given (the idempotency fingerprint is this object). */
-export type OutboundMessage =
+export type OutboundMessage = (
   | { kind: 'text'; to: string; body: string; previewUrl?: boolean; replyTo?: string }
   | {
     kind: 'template'; to: string; name: string; language: string; params: string[];
@@ -26,7 +26,9 @@ export type OutboundMessage =
     /** Each with its position in the approved template resolved. */
     buttons?: (TemplateButton & { index: number })[];
   }
-  | FreeForm;
+  | FreeForm
+// `to` is the recipient as sent: a phone number, or with `toBsuid` a business-scoped user id (sent in the wire field `recipient`).
+) & { toBsuid?: true };
 
 export interface MessagingAccount { phoneNumberId: string; token: string }
 
@@ -64,7 +66,7 @@ const buttonComponent = (button: TemplateButton & { index: number }): NetworkTem
 
 /** The JSON body of `POST /{phone_number_id}/messages`: components in the order header, body, buttons. */
 export function wireBody(message: OutboundMessage): NetworkSendRequest {
-  const common = { messaging_product: MESSAGING_PRODUCT, recipient_type: 'individual' as const, to: message.to };
+  const common = { messaging_product: MESSAGING_PRODUCT, recipient_type: 'individual' as const, ...(message.toBsuid ? { recipient: message.to } : { to: message.to }) };
   const context = message.kind !== 'template' && message.replyTo !== undefined ? { context: { message_id: message.replyTo } } : {};
   if (message.kind === 'text') {
     const text = message.previewUrl === undefined ? { body: message.body } : { body: message.body, preview_url: message.previewUrl };
@@ -105,7 +107,7 @@ export function createMessagingClient(options: MessagingClientOptions) {
   });
   const timeout = (detail: string): Attempt => ({ result: { kind: 'unavailable', reason: 'timeout', detail }, retry: false });
 
-  async function attempt(path: string, token: string, payload: string, to: string, deadlineMs: number): Promise<Attempt> {
+  async function attempt(path: string, token: string, payload: string, deadlineMs: number): Promise<Attempt> {
     const controller = new AbortController();
     let timedOut = false;
     let answered = false;
@@ -121,7 +123,7 @@ export function createMessagingClient(options: MessagingClientOptions) {
       answered = true;
       // Always read the body to its end (or fail reading it): an unread body stalls the connection.
       const text = await answer.body.text();
-      return readAnswer(answer.statusCode, answer.headers['retry-after'], text, to);
+      return readAnswer(answer.statusCode, answer.headers['retry-after'], text);
     } catch (error) {
       const code = errorCode(error);
       // The status we answer (504) alone cannot tell a refused connection from, say, a token undici will not put in a header.
@@ -147,7 +149,7 @@ export function createMessagingClient(options: MessagingClientOptions) {
       const deadline = clock.now() + 2 * timeoutMs;
       for (let n = 1; ; n++) {
         const startedAt = performance.now();
-        const outcome = await attempt(path, account.token, payload, message.to, Math.min(timeoutMs, deadline - clock.now()));
+        const outcome = await attempt(path, account.token, payload, Math.min(timeoutMs, deadline - clock.now()));
         options.observe?.(outcome.result, (performance.now() - startedAt) / 1000);
         if (!outcome.retry || n === MAX_ATTEMPTS) return outcome.result;
         const wait = Math.max(backoffMs(n), outcome.retryAfterMs ?? 0);

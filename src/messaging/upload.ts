@@ -80,7 +80,7 @@ export function createMediaUploader(options: { baseUrl: string; timeoutMs: numbe
           if (Value.Check(NetworkMediaUploadAnswer, json)) return { kind: 'uploaded', id: json.id, size };
           return { kind: 'unavailable', reason: 'bad_answer', detail: `HTTP ${answer.statusCode} without a media id` };
         }
-        return readAnswer(answer.statusCode, answer.headers['retry-after'], text, '').result as UploadResult;
+        return readAnswer(answer.statusCode, answer.headers['retry-after'], text).result as UploadResult;
       } catch (error) {
         // The body's own errors reach us as they were thrown or as the cause of undici's.
         const stop = error instanceof StopUpload || error instanceof SourceFailed ? error : (error as { cause?: unknown })?.cause;

@@ -1,7 +1,9 @@
 // Opens the database for the app's lifetime and decorates the repositories routes may use.
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
+import { createContactResolver, type ContactResolver } from '../contacts/resolve';
 import { openDatabase, openToOthers, type DB } from '../db/client';
+import { createContactsRepo } from '../db/contacts-repo';
 import { createConversationsRepo, type ConversationsRepo } from '../db/conversations-repo';
 import { createCreditsRepo, type CreditsRepo } from '../db/credits-repo';
 import { createIdempotencyRepo, type IdempotencyRepo } from '../db/idempotency-repo';
@@ -22,6 +24,8 @@ declare module 'fastify' {
     usersRepo: UsersRepo;
     creditsRepo: CreditsRepo;
     messagesRepo: MessagesRepo;
+    /** Identity resolution: a payload's or a send's identifiers -> the user's contact. */
+    contacts: ContactResolver;
     idempotencyRepo: IdempotencyRepo;
     conversationsRepo: ConversationsRepo;
     /** Conversation listings, answered on a thread of their own. */
@@ -78,6 +82,7 @@ export default fp(async function database(app: FastifyInstance, options: { path:
   app.decorate('usersRepo', usersRepo);
   app.decorate('creditsRepo', createCreditsRepo(db));
   app.decorate('messagesRepo', createMessagesRepo(db, listedMessageJson));
+  app.decorate('contacts', createContactResolver(createContactsRepo(db)));
   // Messages stored without their listed JSON (an older database, a raw import) are rendered once, here.
   app.messagesRepo.fillListedJson();
   app.decorate('idempotencyRepo', createIdempotencyRepo(db));

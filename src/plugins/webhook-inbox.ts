@@ -15,7 +15,7 @@ declare module 'fastify' {
 
 export default fp(async function webhookInbox(app: FastifyInstance) {
   const inbox = createInbox({
-    writer: app.writer, events: app.webhookEventsRepo, users: app.usersRepo, messages: app.messagesRepo, now: app.now, log: app.log,
+    writer: app.writer, events: app.webhookEventsRepo, users: app.usersRepo, messages: app.messagesRepo, contacts: app.contacts, now: app.now, log: app.log,
     settled: app.metrics.eventSettled,
   });
   const replay = createWebhookReplay({ replayBatch: inbox.replayBatch, log: app.log });

@@ -10,11 +10,12 @@ import {
 import { AppError } from '../errors';
 import { freeFormMessage, templateMessage } from '../services/outbound-message';
 import { sendMessage, type SendDeps, type SendOutcome } from '../services/send-message';
+import { recipientOf } from '../services/send-recipient';
 
 const messages: FastifyPluginAsyncTypebox = async (app) => {
   const deps: SendDeps = {
     writer: app.writer, messages: app.messagesRepo, credits: app.creditsRepo, idempotency: app.idempotencyRepo,
-    client: app.messagingClient, tracker: app.sendTracker, timezone: app.config.timezone, now: app.now,
+    client: app.messagingClient, contacts: app.contacts, tracker: app.sendTracker, timezone: app.config.timezone, now: app.now,
     openToken: app.openMessagingToken,
   };
   const schema = {
@@ -28,7 +29,7 @@ const messages: FastifyPluginAsyncTypebox = async (app) => {
       429: withHeaders(UpstreamErrorResponse, { 'retry-after': Type.Integer({ description: 'Seconds to wait before retrying' }) }),
       502: SendBadGatewayResponse,
       503: withHeaders(SendStorageResponse, { 'retry-after': Type.Integer({ description: 'Seconds to wait before retrying' }) }),
-      ...errors(400, 401, 402, 403, 413, 415, 422, 504),
+      ...errors(400, 401, 402, 403, 404, 413, 415, 422, 504),
       409: withHeaders(ErrorResponse, { 'retry-after': Type.Integer({ description: 'With `IDEMPOTENCY_KEY_IN_USE`: seconds to wait' }) }),
     },
   };
@@ -43,7 +44,7 @@ const messages: FastifyPluginAsyncTypebox = async (app) => {
       throw error;
     }
   };
-  const description = 'Takes one credit of this month. Errors: 402 `CREDITS_EXHAUSTED`; 409 `MESSAGING_NOT_CONFIGURED` (no token or '
+  const description = 'Takes one credit of this month. Errors: 400 when the body names no recipient or more than one (`to`, `recipient`, `contact_id`); 404 `CONTACT_NOT_FOUND` (`contact_id` is not one of yours); 402 `CREDITS_EXHAUSTED`; 409 `MESSAGING_NOT_CONFIGURED` (no token or '
     + 'phone number id for this account) or `IDEMPOTENCY_KEY_IN_USE` (a request with this key is still running); 422 '
     + '`IDEMPOTENCY_KEY_REUSED` (same key, another body); 429 `MESSAGING_RATE_LIMITED` and 502 `MESSAGING_REJECTED` carry the '
     + 'network\'s error in `upstream`; 502 `MESSAGING_OUTCOME_UNKNOWN` (a request with this key stopped before its outcome was stored: '
@@ -59,7 +60,9 @@ const messages: FastifyPluginAsyncTypebox = async (app) => {
       ...schema, operationId: 'sendMessage', summary: 'Send a text, media, location, contacts, interactive or reaction message', description, body: SendBody,
     },
   }, async (request, reply) => {
-    const outcome = await counted(sendMessage(deps, request.currentUser!, freeFormMessage(request.body), request.headers['idempotency-key']));
+    const user = request.currentUser!;
+    const recipient = recipientOf(request.body, user.id, app.contacts);
+    const outcome = await counted(sendMessage(deps, user, freeFormMessage(request.body, recipient), request.headers['idempotency-key'], recipient.contactId));
     return answer(reply, outcome);
   });
 
@@ -69,7 +72,9 @@ const messages: FastifyPluginAsyncTypebox = async (app) => {
       ...schema, operationId: 'sendTemplateMessage', summary: 'Send a template message (body parameters, header, buttons)', description, body: SendTemplateBody,
     },
   }, async (request, reply) => {
-    const outcome = await counted(sendMessage(deps, request.currentUser!, templateMessage(request.body), request.headers['idempotency-key']));
+    const user = request.currentUser!;
+    const recipient = recipientOf(request.body, user.id, app.contacts);
+    const outcome = await counted(sendMessage(deps, user, templateMessage(request.body, recipient), request.headers['idempotency-key'], recipient.contactId));
     return answer(reply, outcome);
   });
 };

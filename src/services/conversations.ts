@@ -43,7 +43,7 @@ export function withinMessageCap(summaries: ConversationSummary[]): Conversation
 function conversationJson(repo: ConversationsRepo, q: MessageQuery, s: ConversationSummary): Buffer[] {
   const expires = serviceWindowExpiresAt(s.lastInboundAt);
   const head: Omit<Conversation, 'messages'> = {
-    contact: { wa_id: s.contactWaId, name: s.contactName },
+    contact: { id: s.contactId, wa_id: s.contactWaId, user_id: s.contactBsuid, username: s.contactUsername, name: s.contactName },
     last_message_at: isoUtc(s.lastAt),
     message_count: s.count,
     service_window_expires_at: expires === null ? null : isoUtc(expires),

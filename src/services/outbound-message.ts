@@ -3,6 +3,7 @@ import type { SendBody, SendTemplateBody } from '../../schemas/messages';
 import { LIST_ROWS_MAX } from '../../schemas/network';
 import { AppError } from '../errors';
 import type { OutboundMessage } from '../messaging/client';
+import { addressOf, type Recipient } from './send-recipient';
 
 const invalid = (message: string) => new AppError(400, 'VALIDATION_ERROR', message);
 
@@ -14,11 +15,11 @@ function canonical<T>(value: T): T {
 }
 
 /** POST /api/message/send: the body without `token`, checked for what one schema cannot say. */
-export function freeFormMessage(body: SendBody): OutboundMessage {
+export function freeFormMessage(body: SendBody, recipient: Recipient): OutboundMessage {
   const replyTo = body.context === undefined ? {} : { replyTo: body.context.message_id };
   if (body.type === 'text') {
     const previewUrl = body.text.preview_url === undefined ? {} : { previewUrl: body.text.preview_url };
-    return { kind: 'text', to: body.to, body: body.text.body, ...previewUrl, ...replyTo };
+    return { kind: 'text', ...addressOf(recipient), body: body.text.body, ...previewUrl, ...replyTo };
   }
   if (body.type === 'interactive' && body.interactive.type === 'list') {
     const rows = body.interactive.action.sections.reduce((n, section) => n + section.rows.length, 0);
@@ -26,18 +27,18 @@ export function freeFormMessage(body: SendBody): OutboundMessage {
       throw invalid(`body/interactive/action/sections has ${rows} rows; at most ${LIST_ROWS_MAX} in all sections together`);
     }
   }
-  const content = canonical((body as Record<string, unknown>)[body.type]);
-  return { kind: body.type, to: body.to, content, ...replyTo } as OutboundMessage;
+  const content = canonical((body as unknown as Record<string, unknown>)[body.type]);
+  return { kind: body.type, ...addressOf(recipient), content, ...replyTo } as OutboundMessage;
 }
 
 /** POST /api/message/send2: params without gaps; each button at its explicit index or its position in the list, no two alike. */
-export function templateMessage(body: SendTemplateBody): OutboundMessage {
-  const { to, template_name: name, language, header, buttons } = body;
+export function templateMessage(body: SendTemplateBody, recipient: Recipient): OutboundMessage {
+  const { template_name: name, language, header, buttons } = body;
   const given = [body.param1, body.param2, body.param3, body.param4, body.param5];
   const gap = given.findIndex((p, i) => p !== undefined && given[i - 1] === undefined && i > 0);
   if (gap !== -1) throw invalid(`body/param${gap} is required when param${gap + 1} is given (no gaps)`);
   const params = given.filter((p): p is string => p !== undefined);
-  const message: OutboundMessage = { kind: 'template', to, name, language, params };
+  const message: Extract<OutboundMessage, { kind: 'template' }> = { kind: 'template', ...addressOf(recipient), name, language, params };
   if (header !== undefined) message.header = canonical(header);
   if (buttons !== undefined) {
     const taken = new Set<number>();

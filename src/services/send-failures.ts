@@ -3,6 +3,8 @@ import type { SendResult } from '../messaging/client';
 import { AppError, STORAGE_RETRY_AFTER_S } from '../errors';
 
 type Failure = Exclude<SendResult, { kind: 'accepted' }>;
+/** The network's code for a message type that cannot go to a business-scoped user id. */
+const BSUID_NOT_ALLOWED = 131062;
 
 const UNAVAILABLE_TITLES = {
   timeout: 'No answer from the messaging network in time',
@@ -28,6 +30,11 @@ export function failureRecord(result: Failure): string {
 export function failureError(result: Failure): AppError {
   switch (result.kind) {
     case 'rejected':
+      if (result.upstream.code === BSUID_NOT_ALLOWED) {
+        return new AppError(502, 'MESSAGING_REJECTED', 'The messaging network refused the message: this message type (e.g. a one-tap '
+          + `or zero-tap authentication template) cannot be sent to a user id (BSUID); send it to the contact's phone number (${result.upstream.message})`,
+        { upstream: result.upstream });
+      }
       return new AppError(502, 'MESSAGING_REJECTED', `The messaging network refused the message: ${result.upstream.message}`,
         { upstream: result.upstream });
     case 'throttled':

@@ -1,8 +1,9 @@
 // Sending one message (SPEC §5): reserve a credit and store it, call the network outside any transaction, settle.
 import { createHash } from 'node:crypto';
+import type { ContactResolver } from '../contacts/resolve';
 import type { CreditsRepo } from '../db/credits-repo';
 import type { IdempotencyRepo } from '../db/idempotency-repo';
-import type { MessagesRepo } from '../db/messages-repo';
+import type { ContactRef, MessagesRepo } from '../db/messages-repo';
 import type { UserRow } from '../db/tables';
 import type { Writer } from '../db/writer';
 import { AppError, asStorageError } from '../errors';
@@ -22,6 +23,8 @@ export interface SendDeps {
   credits: CreditsRepo;
   idempotency: IdempotencyRepo;
   client: MessagingClient;
+  /** Finds (or creates) the contact of the recipient as sent and as the network answered it. */
+  contacts: Pick<ContactResolver, 'resolve'>;
   /** This process's sends in flight, and settle writes retried while storage refuses them. */
   tracker: SendTracker;
   /** Tests shorten the wait for storage before the 503 (default 10 s). */
@@ -34,7 +37,15 @@ export interface SendDeps {
 
 export interface SendAnswer {
   id: number; wamid: string; to: string; type: OutboundMessage['kind']; status: 'accepted';
-  credits_remaining: number; created_at: string;
+  credits_remaining: number; created_at: string; contact_id: number;
+}
+
+const NOBODY = { parentBsuid: null, name: null, username: null };
+/** The contact of the recipient as sent (`contactId` when the caller named one). */
+function sentTo(deps: SendDeps, userId: number, message: OutboundMessage, at: number, contactId?: number): ContactRef {
+  if (contactId !== undefined) return { contactId, key: message.to };
+  const ids = message.toBsuid ? { waId: null, bsuid: message.to } : { waId: message.to, bsuid: null };
+  return deps.contacts.resolve(userId, { ...ids, ...NOBODY }, at)!;
 }
 export interface SendOutcome { answer: SendAnswer; replayed: boolean }
 
@@ -59,7 +70,10 @@ const keyErrors = {
     undefined, { 'retry-after': '1' }),
 };
 
-export async function sendMessage(deps: SendDeps, user: UserRow, message: OutboundMessage, idempotencyKey?: string): Promise<SendOutcome> {
+/** `contactId`: the caller's contact the message was addressed to (a `contact_id` send). */
+export async function sendMessage(
+  deps: SendDeps, user: UserRow, message: OutboundMessage, idempotencyKey?: string, contactId?: number,
+): Promise<SendOutcome> {
   const account = accountOf(user, deps.openToken);
   const startedAt = deps.now().getTime();
   // The credit is taken from, and given back to, the month of the request.
@@ -77,7 +91,7 @@ export async function sendMessage(deps: SendDeps, user: UserRow, message: Outbou
       throw new AppError(402, 'CREDITS_EXHAUSTED', `The monthly allowance of ${user.monthlyCredits} credits is used up`);
     }
     const id = deps.messages.insertOutbound({
-      userId: user.id, to: message.to, type: message.kind, createdAt: startedAt,
+      userId: user.id, contact: sentTo(deps, user.id, message, startedAt, contactId), to: message.to, type: message.kind, createdAt: startedAt,
       ...storedFields(message),
       payloadJson: JSON.stringify(wireBody(message)),
     });
@@ -128,11 +142,14 @@ export async function sendMessage(deps: SendDeps, user: UserRow, message: Outbou
   }
   try {
     return await deps.tracker.settle(id, () => {
-      deps.messages.markAccepted(id, result.wamid, result.waId, settledAt);
+      // The conversation is the contact the network answered: its number, else its user id, else the recipient as sent.
+      const contact = deps.contacts.resolve(user.id, { waId: result.waId, bsuid: result.userId, ...NOBODY }, settledAt)
+        ?? sentTo(deps, user.id, message, settledAt, contactId);
+      deps.messages.markAccepted(id, result.wamid, contact, settledAt);
       const answer: SendAnswer = {
         id, wamid: result.wamid, to: message.to, type: message.kind, status: 'accepted',
         credits_remaining: Math.max(0, user.monthlyCredits - deps.credits.used(user.id, month)),
-        created_at: new Date(startedAt).toISOString(),
+        created_at: new Date(startedAt).toISOString(), contact_id: contact.contactId,
       };
       if (idempotencyKey !== undefined) deps.idempotency.complete(user.id, idempotencyKey, 201, JSON.stringify(answer));
       return { answer, replayed: false };

@@ -54,15 +54,30 @@ function location(text: string | null): Message['location'] {
 /** One message object. */
 export function messageJson(row: StoredMessage): Message {
   const [id, wamid, direction, type, text, toNumber, status, errorJson, templateJson, mediaJson, locationJson, replyTo,
-    createdAt, statusUpdatedAt, history] = row;
+    createdAt, statusUpdatedAt, history, origin, pricingJson, editedAt, editsJson, revoked] = row;
   const message: Message = { id, wamid, direction, type, text, status, created_at: isoUtc(createdAt) };
   // Outbound messages always say whether they failed; an inbound one only when the network flagged it (unsupported).
   if (direction === 'outbound' || errorJson !== null) message.error = errorInfo(parse(errorJson));
   if (direction === 'outbound') {
     if (toNumber !== null) message.to = toNumber;
     message.status_updated_at = statusUpdatedAt === null ? null : isoUtc(statusUpdatedAt);
-    message.statuses = (history ?? []).map(([state, at, error]) => ({ status: state, at: isoUtc(at), error: errorInfo(parse(error)) }));
+    message.statuses = (history ?? []).map(([state, at, error, pricing]) => {
+      const entry: NonNullable<Message['statuses']>[number] = { status: state, at: isoUtc(at), error: errorInfo(parse(error)) };
+      const pricingValue = fields(parse(pricing ?? null));
+      if (pricingValue) entry.pricing = pricingValue;
+      return entry;
+    });
+    message.origin = origin === 'agent' || origin === 'business_app' ? origin : 'api';
+    const pricingValue = fields(parse(pricingJson ?? null));
+    if (pricingValue) message.pricing = pricingValue;
   }
+  if (editedAt !== null && editedAt !== undefined) {
+    message.edited_at = isoUtc(editedAt);
+    const edits = parse(editsJson ?? null);
+    message.edits = (Array.isArray(edits) ? edits : []).map(fields).filter((e) => e !== undefined)
+      .map((e) => ({ text: str(e.text), at: typeof e.at === 'number' ? isoUtc(e.at) : null }));
+  }
+  if (revoked) message.revoked = true;
   const templateValue = template(templateJson);
   if (templateValue) message.template = templateValue;
   const mediaValue = media(mediaJson, id, direction === 'inbound');

@@ -5,6 +5,7 @@ import { MESSAGES_PER_CONVERSATION, type ConversationsRepo } from '../db/convers
 import type { UserRow } from '../db/tables';
 import { dayHeading, dayKey, fullTime, shortWhen, whenWithTime } from '../support/time';
 import { bubble, type Bubble } from './bubble-view';
+import { contactIdentifiers, contactKey, contactLabel } from './contact-label';
 import { messageQuery, serviceWindowExpiresAt, withMessages, type Filters } from '../services/conversations';
 
 export const PERIOD_LABELS: Record<Filter, string> = {
@@ -16,10 +17,10 @@ interface Link { label: string; href: string; active: boolean }
 export interface ThreadPage {
   user: UserRow;
   periods: Link[]; types: Link[]; filtered: boolean; clearHref: string;
-  contacts: { name: string; named: boolean; waId: string; initial: string; when: string; title: string; count: number; href: string; active: boolean }[];
+  contacts: { name: string; detail: string; initial: string; when: string; title: string; count: number; href: string; active: boolean }[];
   contactsCapped: boolean;
   thread: null | {
-    name: string; named: boolean; waId: string; count: number; shown: number;
+    name: string; identifiers: string[]; count: number; shown: number;
     window: { open: boolean; label: string };
     days: { heading: string; bubbles: Bubble[] }[];
   };
@@ -47,7 +48,7 @@ function windowLabel(lastInboundAt: number | null, now: Date, zone: string): { o
 function emptyState(page: Omit<ThreadPage, 'empty'>, filters: Filters): ThreadPage['empty'] {
   if (page.thread) return null;
   const what = `${filters.type ? `${filters.type} messages` : 'messages'} ${PERIOD_LABELS[filters.filter ?? 'all'].toLowerCase()}`;
-  if (filters.contact) return { title: `Nothing with +${filters.contact}`, text: `There are no ${what} with this contact.` };
+  if (filters.contact) return { title: `Nothing with ${/^[0-9]+$/.test(filters.contact) ? '+' : ''}${filters.contact}`, text: `There are no ${what} with this contact.` };
   if (page.filtered) return { title: 'Nothing matches these filters', text: `This user has no ${what}.` };
   const number = page.user.messagingPhoneNumberId;
   return number
@@ -59,7 +60,8 @@ export function threadPage(repo: ConversationsRepo, user: UserRow, filters: Filt
   const { contact, ...listFilters } = filters;
   const listQuery = messageQuery(user.id, listFilters, now, zone);
   const summaries = repo.page({ ...listQuery, limit: CONTACTS_SHOWN });
-  const selected = contact ?? summaries[0]?.contactWaId;
+  const first = summaries[0];
+  const selected = contact ?? (first === undefined ? undefined : contactKey(first));
   const href = (changes: Filters) => threadHref(user.id, { ...filters, contact: selected, ...changes });
 
   let thread: ThreadPage['thread'] = null;
@@ -77,7 +79,7 @@ export function threadPage(repo: ConversationsRepo, user: UserRow, filters: Filt
         days.get(key)!.bubbles.push(bubble(m, zone, (wamid) => texts.get(wamid) ?? null));
       }
       thread = {
-        name: summary.contactName ?? `+${summary.contactWaId}`, named: summary.contactName !== null, waId: summary.contactWaId, count: summary.count,
+        name: contactLabel(summary), identifiers: contactIdentifiers(summary).filter((id) => id !== contactLabel(summary)), count: summary.count,
         shown: Math.min(summary.count, MESSAGES_PER_CONVERSATION), window: windowLabel(summary.lastInboundAt, now, zone), days: [...days.values()],
       };
     }
@@ -90,9 +92,11 @@ export function threadPage(repo: ConversationsRepo, user: UserRow, filters: Filt
     filtered: filters.type !== undefined || (filters.filter ?? 'all') !== 'all',
     clearHref: threadHref(user.id, {}),
     contacts: summaries.map((s) => ({
-      name: s.contactName ?? `+${s.contactWaId}`, named: s.contactName !== null, waId: s.contactWaId, initial: [...(s.contactName ?? '#').trim()][0]?.toUpperCase() ?? '#',
+      name: contactLabel(s), detail: contactIdentifiers(s).filter((id) => id !== contactLabel(s))[0] ?? '',
+      initial: [...(s.contactName ?? s.contactUsername?.replace(/^@/, '') ?? '#').trim()][0]?.toUpperCase() ?? '#',
       when: shortWhen(s.lastAt, now, zone), title: fullTime(s.lastAt, zone), count: s.count,
-      href: threadHref(user.id, { ...filters, contact: s.contactWaId }), active: s.contactWaId === selected,
+      href: threadHref(user.id, { ...filters, contact: contactKey(s) }),
+      active: selected !== undefined && [contactKey(s), `id:${s.contactId}`, s.contactBsuid].includes(selected),
     })),
     contactsCapped: summaries.length === CONTACTS_SHOWN,
     thread,

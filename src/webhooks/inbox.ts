@@ -1,5 +1,6 @@
 // Durable webhook inbox: each callback is stored and processed in one write of the single writer (concurrent ones share
 // a commit); failed events are processed again in small batches, at most MAX_ATTEMPTS times in all, then left dead.
+import type { ContactResolver } from '../contacts/resolve';
 import type { MessagesRepo } from '../db/messages-repo';
 import type { UsersRepo } from '../db/users-repo';
 import type { EventSummary, StoredEvent, WebhookEventsRepo } from '../db/webhook-events-repo';
@@ -14,7 +15,8 @@ export interface InboxDeps {
   writer: Writer;
   events: WebhookEventsRepo;
   users: Pick<UsersRepo, 'findByPhoneNumberId'>;
-  messages: Pick<MessagesRepo, 'insertInbound' | 'applyStatus'>;
+  messages: Pick<MessagesRepo, 'insertInbound' | 'applyStatus' | 'insertEcho' | 'applyEdit' | 'applyRevoke'>;
+  contacts: Pick<ContactResolver, 'resolve' | 'change' | 'linkByWamid'>;
   now: () => Date;
   log: InboxLogger;
   /** Told of each processing run's resulting state (metrics). */
@@ -53,6 +55,12 @@ export function createInbox(deps: InboxDeps) {
       },
       insertInbound: deps.messages.insertInbound,
       applyStatus: deps.messages.applyStatus,
+      insertEcho: deps.messages.insertEcho,
+      applyEdit: deps.messages.applyEdit,
+      applyRevoke: deps.messages.applyRevoke,
+      resolveContact: deps.contacts.resolve,
+      changeIdentity: deps.contacts.change,
+      linkBsuid: deps.contacts.linkByWamid,
       atomic: deps.events.atomic,
     };
   }

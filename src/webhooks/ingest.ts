@@ -1,16 +1,15 @@
 // Callback envelope -> stored facts: every entry, change, message and status is handled on its own.
 import type { Static, TSchema } from '@sinclair/typebox';
 import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler';
+import { fields } from '../support/loose-json';
 import {
-  NetworkChange, NetworkEntry, NetworkEnvelope, NetworkInboundMessage, NetworkMessagesValue, NetworkStatus,
+  CHANGE_FIELDS, NetworkChange, NetworkEcho, NetworkEntry, NetworkEnvelope, NetworkInboundMessage, NetworkMessagesValue, NetworkStatus,
 } from '../../schemas/network';
-import type { NewInbound, StatusEvent } from '../db/messages-repo';
-import { contactName, errorJson, inboundRow, statusEvent } from './facts';
+import { errorJson } from './facts';
+import { echoItem, inboundItem, statusItem, type ItemDeps } from './items';
 
-export interface IngestDeps {
+export interface IngestDeps extends ItemDeps {
   userIdFor(phoneNumberId: string): number | undefined;
-  insertInbound(message: NewInbound): boolean;
-  applyStatus(userId: number, wamid: string, event: StatusEvent, receivedAt: number): unknown;
   /** Runs one item atomically (a savepoint), so an item that throws leaves nothing half-written. */
   atomic(body: () => void): void;
 }
@@ -50,7 +49,9 @@ const checks = {
   value: TypeCompiler.Compile(NetworkMessagesValue),
   message: TypeCompiler.Compile(NetworkInboundMessage),
   status: TypeCompiler.Compile(NetworkStatus),
+  echo: TypeCompiler.Compile(NetworkEcho),
 };
+const FIELDS = new Set<string>(Object.values(CHANGE_FIELDS));
 
 export function ingest(payload: unknown, receivedAt: number, deps: IngestDeps): IngestResult {
   const result: IngestResult = { failed: false, notes: [], moreNotes: 0 };
@@ -77,7 +78,8 @@ export function ingest(payload: unknown, receivedAt: number, deps: IngestDeps): 
     }
   }
 
-  function messagesValue(value: Static<typeof NetworkMessagesValue>, path: string): void {
+  /** A change's lists: `messages` at the top, `standby` under `value.standby` (applied alike), echoes by where they come from. */
+  function messagesValue(value: Static<typeof NetworkMessagesValue>, path: string, field: string): void {
     value.errors?.forEach((error, i) => note(`${path}.errors[${i}]`, `the network reported ${errorJson([error]) ?? 'an error'}`));
     const phoneNumberId = value.metadata.phone_number_id;
     const userId = deps.userIdFor(phoneNumberId);
@@ -86,15 +88,25 @@ export function ingest(payload: unknown, receivedAt: number, deps: IngestDeps): 
       return;
     }
     result.userId ??= userId;
-    value.messages?.forEach((message, i) => {
-      const at = `${path}.messages[${i}]`;
+    const standby = field === CHANGE_FIELDS.standby;
+    const lists = standby ? value.standby ?? value : value;
+    const base = standby && value.standby ? `${path}.standby` : path;
+    const contacts = value.contacts ?? (fields(value.standby)?.contacts);
+    lists.messages?.forEach((message, i) => {
+      const at = `${base}.messages[${i}]`;
       if (!valid(checks.message, message, at)) return;
-      guarded(at, () => deps.insertInbound(inboundRow(message, userId, contactName(value.contacts, message.from))));
+      guarded(at, () => inboundItem(deps, userId, message, contacts, (text) => note(at, text)));
     });
-    value.statuses?.forEach((status, i) => {
-      const at = `${path}.statuses[${i}]`;
+    lists.statuses?.forEach((status, i) => {
+      const at = `${base}.statuses[${i}]`;
       if (!valid(checks.status, status, at)) return;
-      guarded(at, () => deps.applyStatus(userId, status.id, statusEvent(status), receivedAt));
+      guarded(at, () => statusItem(deps, userId, status, contacts, receivedAt, (text) => note(at, text)));
+    });
+    const echoes = standby ? value.standby?.message_echoes : field === CHANGE_FIELDS.echoes ? value.message_echoes : undefined;
+    echoes?.forEach((echo, i) => {
+      const at = `${base}.message_echoes[${i}]`;
+      if (!valid(checks.echo, echo, at)) return;
+      guarded(at, () => echoItem(deps, userId, echo, standby ? 'agent' : 'business_app', (text) => note(at, text)));
     });
   }
 
@@ -103,8 +115,8 @@ export function ingest(payload: unknown, receivedAt: number, deps: IngestDeps): 
     if (!valid(checks.entry, entry, `entry[${e}]`)) return;
     entry.changes.forEach((change, c) => {
       const path = `entry[${e}].changes[${c}]`;
-      if (!valid(checks.change, change, path) || change.field !== 'messages') return;
-      if (valid(checks.value, change.value, `${path}.value`)) messagesValue(change.value, path);
+      if (!valid(checks.change, change, path) || !FIELDS.has(change.field)) return;
+      if (valid(checks.value, change.value, `${path}.value`)) messagesValue(change.value, path, change.field);
     });
   });
   return result;
