@@ -29,6 +29,7 @@ import webhookEventRoutes from './routes/webhook-events';
 import conversationRoutes from './routes/conversations';
 import adminRoutes from './routes/admin';
 import authRoutes from './routes/auth';
+import consoleApiRoutes from './routes/console-api';
 import userRoutes from './routes/users';
 
 export interface AppOptions {
@@ -146,6 +147,7 @@ export async function buildApp(config: Config, options: AppOptions = {}) {
   await app.register(adminRoutes, { prefix: '/admin' });
   await app.register(authRoutes);
   await app.register(userRoutes);
+  await app.register(consoleApiRoutes);
 
   return app;
 }
