@@ -14,6 +14,11 @@ export function createUsageRepo(db: DB) {
     CAST(json_extract(error_json, '$.code') AS TEXT) AS code, count(*) AS n FROM messages
     WHERE user_id = ? AND direction = 'outbound' AND status = 'failed' AND created_at >= ? AND created_at < ? AND json_valid(error_json)
     GROUP BY 1 HAVING code IS NOT NULL ORDER BY n DESC, code`);
+  const holdings = client.prepare<[number, number, number, number], { conversations: number; messages: number; media: number; callbacks: number }>(`SELECT
+    (SELECT count(*) FROM conversations WHERE user_id = ?) AS conversations, (SELECT count(*) FROM messages WHERE user_id = ?) AS messages,
+    (SELECT count(*) FROM media_downloads JOIN messages ON messages.id = media_downloads.message_id
+      WHERE messages.user_id = ? AND media_downloads.state = 'stored') AS media,
+    (SELECT count(*) FROM webhook_events WHERE user_id = ?) AS callbacks`);
   const lastActivity = client.prepare<[number], number | null>(
     'SELECT max(last_message_at) FROM conversations WHERE user_id = ?').pluck();
 
@@ -45,6 +50,8 @@ export function createUsageRepo(db: DB) {
       if (pricing === null) pricing = pricingStatement();
       return pricing?.all(userId, from, to).map((row) => ({ category: String(row.category), count: row.n })) ?? [];
     },
+    /** What deleting the user takes with it (the rows that cascade, and the archived media files). */
+    holdings: (userId: number) => holdings.get(userId, userId, userId, userId)!,
     /** The time of the user's newest message (ms), null when it has none. */
     lastActivity: (userId: number): number | null => lastActivity.get(userId) ?? null,
   };
