@@ -13,7 +13,6 @@ const when = (ms: number, now: Date, zone: string): When => ({ text: whenWithTim
 export function userListRow(user: User, lastActivity: number | null, now: Date, zone: string) {
   return {
     ...user,
-    credentials: user.messaging_token_set && user.messaging_phone_number_id !== null,
     lastActivity: lastActivity === null ? null : { text: shortWhen(lastActivity, now, zone), title: fullTime(lastActivity, zone) },
   };
 }
