@@ -106,7 +106,7 @@ document.addEventListener('DOMContentLoaded', () => {
   for (const form of document.querySelectorAll('form.api-form')) {
     form.addEventListener('submit', (event) => {
       event.preventDefault();
-      if (!form.reportValidity()) return;
+      // No validation of our own (the forms are novalidate): the API decides, and its message is shown.
       void submit(form);
     });
     const confirm = form.querySelector('[data-confirm]');
