@@ -1,6 +1,6 @@
 // The console in a real browser (Debian's chromium through playwright-core), at desktop and phone width: the
-// administrator creates a user, sets its token and credits, resets its password; the user signs in and lands on its
-// inbox, opened at the latest message. No console error, no CSP violation, nothing wider than the screen.
+// administrator creates a user, sets its token and credits, resets its password, replays a dead callback and finds it
+// in the audit log; the user signs in and lands on its inbox, opened at the latest message. No console error, no CSP violation, nothing wider than the screen.
 // Screenshots go to test-artifacts/, or to docs/ with UPDATE_SCREENSHOTS=1.
 import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -9,6 +9,7 @@ import { chromium, type Browser, type Page } from 'playwright-core';
 import { projectRoot } from '../src/config';
 import { buildTestApp, createAdmin, PASSWORD } from './helper';
 import { inbound, outbound } from './fixtures/conversations';
+import { deliver, envelope, textItem } from './fixtures/webhooks';
 
 const CHROMIUM = '/usr/bin/chromium';
 const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
@@ -16,6 +17,8 @@ const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '
 const SHOTS = join(projectRoot, process.env.UPDATE_SCREENSHOTS === '1' ? 'docs' : 'test-artifacts');
 const NOW = Date.parse('2026-11-21T15:00:00.000Z');
 const TOKEN = 'EAAG-browser-token-9XyZ';
+const PHONE = '106540352242922';
+const SECRET = 'browser-console-secret';
 const skip = existsSync(CHROMIUM) ? false : `no browser at ${CHROMIUM}: install Debian's chromium (apt-get install chromium) to run it`;
 
 const WIDTHS = [
@@ -28,7 +31,7 @@ const overflow = (page: Page) => page.evaluate('document.documentElement.scrollW
 
 for (const width of WIDTHS) {
   t.test(`${width.name}: an administrator creates a user, sets token and credits, resets its password; the user lands on its inbox`, { skip }, async (t) => {
-    const { app } = await buildTestApp(t, { timezone: 'Europe/Lisbon' }, { now: () => new Date(NOW) });
+    const { app } = await buildTestApp(t, { timezone: 'Europe/Lisbon', messagingAppSecret: SECRET }, { now: () => new Date(NOW) });
     const admin = await createAdmin(app);
     const base = await app.listen({ host: '127.0.0.1', port: 0 });
     const browser: Browser = await chromium.launch({ executablePath: CHROMIUM, args: ARGS });
@@ -57,7 +60,7 @@ for (const width of WIDTHS) {
     problems.length = 0; // the browser logs the 400 of that attempt
     await page.fill('#new-password', 'first-password-1');
     await page.fill('#new-credits', '50');
-    await page.fill('#new-phone', '106540352242922');
+    await page.fill('#new-phone', PHONE);
     await Promise.all([page.waitForURL(/\/admin\/user\/\d+$/), page.click('text=Create user')]);
     const userId = Number(new URL(page.url()).pathname.split('/').pop());
     t.equal(await page.textContent('h1'), 'shop@example.com');
@@ -98,10 +101,25 @@ for (const width of WIDTHS) {
     t.match(await page.textContent('table.users'), /shop@example\.com[\s\S]*0 \/ 75/);
     await shot('users');
     t.ok(await overflow(page) <= 0, 'the users page fits the window');
+    // Operations: a callback for a number nobody has, and a dead one for this user's number, replayed from the page.
+    t.equal((await deliver(app, envelope('999000111222', { messages: [textItem('wamid.lost.1', '15551234567', 1795000000, 'anyone?')] }), SECRET)).statusCode, 200);
+    const dead = Number(app.db.$client.prepare(`INSERT INTO webhook_events (received_at, raw_body, state, error, attempts, processed_at)
+      VALUES (?, ?, 'dead', 'entry[0].changes[0]: the database was locked', 5, ?)`)
+      .run(NOW - 600_000, envelope(PHONE, { messages: [textItem('wamid.late.1', '351912345678', 1795000000, 'Did my order ship?')] }), NOW - 300_000).lastInsertRowid);
     await page.goto(`${base}/admin/operations`);
+    t.match(await page.textContent('#misrouted-title + p + .table-card'), /999000111222[\s\S]*1 messages, 0 statuses/);
     await shot('operations');
     t.ok(await overflow(page) <= 0, 'the operations page fits the window');
+    const row = page.locator('tr', { has: page.locator(`form[data-url="/api/webhook/events/${dead}/replay"]`) });
+    await row.locator('button', { hasText: 'Replay' }).click();
+    await row.locator('.form-status:not([hidden])').waitFor();
+    t.equal(await row.locator('[data-state]').textContent(), 'processed', 'the row shows its new state');
+    t.match(await row.locator('.form-status').textContent(), /Replayed: processed after 6 attempts/);
+    t.equal(app.db.$client.prepare("SELECT count(*) FROM messages WHERE wamid = 'wamid.late.1'").pluck().get(), 1, 'the message is stored');
+    // … and the replay is in the audit log.
     await page.goto(`${base}/admin/audit`);
+    t.match(await page.locator('tr', { hasText: 'webhook_event.replayed' }).textContent(), new RegExp(`admin@example\\.com[\\s\\S]*webhook_event_id: ${dead}; state: processed`));
+    await shot('audit');
     t.ok(await overflow(page) <= 0, 'the audit page fits the window');
 
     // Log out; the user signs in with the new password and lands on its inbox.

@@ -255,7 +255,11 @@ t.test('operations: misrouted callbacks by number, failed and dead ones with not
 
   const res = await page('/admin/operations');
   isPage(t, res, 200, /<h1>Operations<\/h1>/);
-  t.match(res.body, /<td data-label="Phone number id"><code>999000111222<\/code> <\/td>\s*<td data-label="Carried">1 messages, 0 statuses<\/td>/);
+  t.match(res.body, /<td data-label="Phone number id"><span><code>999000111222<\/code> <\/span><\/td>\s*<td data-label="Carried">1 messages, 0 statuses<\/td>/);
+  t.equal(res.body.match(/data-label="Carried"/g)?.length, 1, 'the dead callback is listed once, with the failed and dead ones');
+  // Once a user has the number, the row says so: Replay applies the callback to that user.
+  const late = await createUser(app, { email: 'late@example.com', messagingPhoneNumberId: unknown });
+  t.match((await page('/admin/operations')).body, new RegExp(`now <a href="/admin/user/${late.id}">late@example\\.com</a>'s: Replay applies it`));
   t.match(res.body, /<pre class="notes" data-notes>entry\[0\]: &lt;b&gt;disk&lt;\/b&gt; said no<\/pre>/, 'notes escaped');
   t.match(res.body, new RegExp(`data-url="/api/webhook/events/${dead}/replay" data-after="replay"`));
   t.match(res.body, /1 dead\./);

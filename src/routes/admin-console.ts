@@ -66,7 +66,8 @@ const adminConsole: FastifyPluginAsyncTypebox = async (app) => {
     const now = app.now();
     return reply.type(html).view('operations', {
       title: 'Operations', admin: request.currentUser, section: 'operations', console: true, timezone: zone(),
-      misrouted: misroutedCallbacks(app.webhookEventsRepo, CALLBACKS_SHOWN).map((e) => misroutedRow(e, now, zone())),
+      misrouted: misroutedCallbacks(app.webhookEventsRepo, CALLBACKS_SHOWN)
+        .map((e) => misroutedRow(e, now, zone(), (number) => app.usersRepo.findByPhoneNumberId(number))),
       failed: app.webhookEventsRepo.page({ states: ['failed', 'dead'], limit: CALLBACKS_SHOWN }).map((e) => failedCallbackRow(e, now, zone())),
       backlog: app.webhookEventsRepo.backlog(),
     });

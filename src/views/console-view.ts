@@ -39,6 +39,8 @@ export function failedCallbackRow(event: EventSummary, now: Date, zone: string) 
   return { ...event, received: when(event.receivedAt, now, zone), processed: event.processedAt === null ? null : when(event.processedAt, now, zone) };
 }
 
-export function misroutedRow(event: Misrouted, now: Date, zone: string) {
-  return { ...event, received: when(event.receivedAt, now, zone) };
+/** `ownerOf` tells the user a number belongs to now (configured since the callback came): Replay applies it there. */
+export function misroutedRow(event: Misrouted, now: Date, zone: string, ownerOf: (phoneNumberId: string) => { id: number; email: string } | undefined) {
+  const owners = event.phoneNumberIds.map(ownerOf).filter((owner) => owner !== undefined).map((owner) => ({ id: owner.id, email: owner.email }));
+  return { ...event, received: when(event.receivedAt, now, zone), owners };
 }

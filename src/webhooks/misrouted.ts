@@ -28,12 +28,14 @@ export function routedNumbers(payload: unknown): Omit<Misrouted, 'id' | 'receive
 }
 
 /**
- * The latest callbacks that carried messages or statuses for numbers no user had (scans at most `scan` unrouted
- * callbacks: those with nothing to route, e.g. account notices, are skipped).
+ * The latest processed callbacks that carried messages or statuses for numbers no user had when they came (scans at
+ * most `scan` unrouted callbacks: those with nothing to route, e.g. account notices, are skipped).
  */
 export function misroutedCallbacks(events: Pick<WebhookEventsRepo, 'unrouted'>, limit: number, scan = 500): Misrouted[] {
   const found: Misrouted[] = [];
   for (const event of events.unrouted(undefined, scan)) {
+    // Failed and dead callbacks are listed (and replayed) as such; pending ones are still being processed.
+    if (event.state !== 'processed') continue;
     const numbers = routedNumbers(parseJsonOrUndefined(event.rawBody));
     if (numbers.phoneNumberIds.length > 0) found.push({ id: event.id, receivedAt: event.receivedAt, state: event.state, ...numbers });
     if (found.length >= limit) break;
