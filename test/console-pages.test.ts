@@ -3,6 +3,7 @@
 import t, { type Test } from 'tap';
 import type { LightMyRequestResponse } from 'fastify';
 import type { App } from '../src/app';
+import { auditDetails } from '../src/services/audit';
 import { bearer, buildTestApp, createAdmin, createUser, PASSWORD } from './helper';
 import { inbound, outbound } from './fixtures/conversations';
 import { deliver, envelope, textItem } from './fixtures/webhooks';
@@ -127,7 +128,7 @@ t.test('every administrative change is in the audit log, in the same write, with
 
   const who = { actor: admin.id, actorEmail: 'admin@example.com', target: id, targetEmail: 'ana@example.com', ip: '198.51.100.7' };
   t.same(auditRows(app), [
-    { ...who, action: 'user.created', details: JSON.stringify({ role: 'CLIENT', is_active: true, monthly_credits: 10, messaging_phone_number_id: null }) },
+    { ...who, action: 'user.created', details: JSON.stringify({ role: 'CLIENT', is_active: true, monthly_credits: 10, messaging_phone_number_id: null, messaging_token_set: true }) },
     { ...who, action: 'user.updated', details: JSON.stringify({ fields: ['sso_id'], changes: { sso_id: { from: null, to: 'ext-9' } } }) },
     { ...who, action: 'user.credits_changed', details: '{"from":10,"to":250}' },
     { ...who, action: 'user.disabled', details: '{}' },
@@ -163,6 +164,17 @@ t.test('every administrative change is in the audit log, in the same write, with
   isPage(t, auditPage, 200, /<h1>Audit log<\/h1>/);
   t.match(auditPage.body, /<code>user\.credits_changed<\/code><\/td>\s*<td data-label="User"><a href="\/admin\/user\/3">ana@example\.com<\/a><\/td>\s*<td data-label="Details" class="details">10 → 250<\/td>/);
   t.match(auditPage.body, /198\.51\.100\.7/);
+});
+
+t.test('recordAudit drops any detail named like a secret, at any depth, and keeps the names that only tell', async (t) => {
+  t.same(auditDetails({
+    password: 'p', new_password: 'p', messaging_token: 't', token: 't', api_key: 'k', key: 'k', signing_secret: 's', password_hash: 'h',
+    authorization: 'Bearer x', jwt: 'j', messaging_token_set: true, key_id: 7, fields: ['messaging_token', 'password'],
+    nested: { secret: 's', endpoint_id: 3, deeper: { session_token: 't', url: 'https://hooks.example/x' } },
+  }), {
+    messaging_token_set: true, key_id: 7, fields: ['messaging_token', 'password'],
+    nested: { endpoint_id: 3, deeper: { url: 'https://hooks.example/x' } },
+  });
 });
 
 t.test('audit, usage and reset refuse callers they are not for', async (t) => {

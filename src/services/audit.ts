@@ -19,7 +19,8 @@ export type AuditAction =
   | 'key.created' | 'key.revoked' | 'endpoint.created' | 'endpoint.changed' | 'endpoint.deleted';
 
 // A detail whose name looks like a secret is never stored, whatever a caller passes (defence in depth: callers name fields, not values).
-const SECRET_NAME = /password|token|secret|hash|key|authorization|cookie/i;
+// `messaging_token` or `api_key` is dropped; `messaging_token_set` or `key_id` (which tell nothing) is kept.
+const SECRET_NAME = /password|passwd|secret|hash|authorization|cookie|(^|_)(token|key|jwt)$/i;
 
 /** `details` without any secret-looking key, recursively; arrays of field names are kept (they name, they do not tell). */
 export function auditDetails(details: Record<string, unknown>): Record<string, unknown> {
