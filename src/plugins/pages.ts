@@ -23,6 +23,9 @@ declare module 'fastify' {
 const TEMPLATES = join(projectRoot, 'templates');
 const SELF = ["'self'"];
 
+/** The static scripts (under templates/static/) a console page with API forms loads besides admin.js. */
+export const CONSOLE_SCRIPTS = ['console.js'];
+
 /** Why the login page opened (`?reason=`): fixed texts, so nothing from the request is shown. */
 export const LOGIN_REASONS = {
   disabled: 'Your account has been disabled. Another administrator can enable it again.',

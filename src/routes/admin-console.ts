@@ -4,7 +4,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { IdParams } from '../../schemas/common';
 import { Month } from '../../schemas/console';
-import { errorPage } from '../plugins/pages';
+import { CONSOLE_SCRIPTS, errorPage } from '../plugins/pages';
 import { monthUsage, neighbourMonths } from '../services/usage';
 import { monthKey } from '../support/time';
 import { misroutedCallbacks } from '../webhooks/misrouted';
@@ -34,7 +34,7 @@ const adminConsole: FastifyPluginAsyncTypebox = async (app) => {
     const usage = usageView(monthUsage({ usage: app.usageRepo, credits: app.creditsRepo }, row, month, zone()),
       { previous: href(previous), next: month < thisMonth ? href(next) : null });
     return reply.type(html).view('user', {
-      title: row.email, admin: request.currentUser, section: 'users', console: true, timezone: zone(),
+      title: row.email, admin: request.currentUser, section: 'users', scripts: CONSOLE_SCRIPTS, timezone: zone(),
       user: publicUserNow(row, app), self: row.id === request.currentUser!.id, usage,
       holdings: app.usageRepo.holdings(row.id),
       changes: app.auditRepo.ofTarget(row.id, 10).map((r) => auditRow(auditEntryJson(r), now, zone())),
@@ -65,7 +65,7 @@ const adminConsole: FastifyPluginAsyncTypebox = async (app) => {
   }, async (request, reply) => {
     const now = app.now();
     return reply.type(html).view('operations', {
-      title: 'Operations', admin: request.currentUser, section: 'operations', console: true, timezone: zone(),
+      title: 'Operations', admin: request.currentUser, section: 'operations', scripts: CONSOLE_SCRIPTS, timezone: zone(),
       misrouted: misroutedCallbacks(app.webhookEventsRepo, CALLBACKS_SHOWN)
         .map((e) => misroutedRow(e, now, zone(), (number) => app.usersRepo.findByPhoneNumberId(number))),
       failed: app.webhookEventsRepo.page({ states: ['failed', 'dead'], limit: CALLBACKS_SHOWN }).map((e) => failedCallbackRow(e, now, zone())),

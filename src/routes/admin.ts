@@ -4,7 +4,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { IdParams } from '../../schemas/common';
 import { ConversationFilters } from '../../schemas/conversations';
-import pages, { errorPage, LOGIN_REASONS } from '../plugins/pages';
+import pages, { CONSOLE_SCRIPTS, errorPage, LOGIN_REASONS } from '../plugins/pages';
 import { threadPage } from '../views/thread-view';
 import { userListRow } from '../views/console-view';
 import { publicUserNow } from '../views/user-view';
@@ -46,7 +46,7 @@ const admin: FastifyPluginAsyncTypebox = async (app) => {
       return search ? `/admin?${search}` : '/admin';
     };
     return reply.type(html).view('users', {
-      title: 'Users', admin: request.currentUser, section: 'users', console: true, timezone: app.config.timezone, total, q: q ?? '',
+      title: 'Users', admin: request.currentUser, section: 'users', scripts: CONSOLE_SCRIPTS, timezone: app.config.timezone, total, q: q ?? '',
       users: users.map((u) => userListRow(publicUserNow(u, app), app.usageRepo.lastActivity(u.id), app.now(), app.config.timezone)),
       prevHref: offset > 0 ? at(Math.max(0, offset - USERS_PER_PAGE)) : null,
       nextHref: offset + USERS_PER_PAGE < total ? at(offset + USERS_PER_PAGE) : null,
