@@ -1,13 +1,13 @@
 // The console in a real browser (Debian's chromium through playwright-core), at desktop and phone width: the
 // administrator creates a user, sets its token and credits, resets its password, replays a dead callback and finds it
-// in the audit log; the user signs in and lands on its inbox, opened at the latest message. No console error, no CSP violation, nothing wider than the screen.
+// in the audit log, deletes a user after typing its e-mail; the user signs in and lands on its inbox, opened at the latest message. No console error, no CSP violation, nothing wider than the screen.
 // Screenshots go to test-artifacts/, or to docs/ with UPDATE_SCREENSHOTS=1.
 import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { projectRoot } from '../src/config';
-import { buildTestApp, createAdmin, PASSWORD } from './helper';
+import { buildTestApp, createAdmin, createUser, PASSWORD } from './helper';
 import { inbound, outbound } from './fixtures/conversations';
 import { deliver, envelope, textItem } from './fixtures/webhooks';
 
@@ -121,6 +121,20 @@ for (const width of WIDTHS) {
     t.match(await page.locator('tr', { hasText: 'webhook_event.replayed' }).textContent(), new RegExp(`admin@example\\.com[\\s\\S]*webhook_event_id: ${dead}; state: processed`));
     await shot('audit');
     t.ok(await overflow(page) <= 0, 'the audit page fits the window');
+
+    // Delete another user: the button stays disabled until its e-mail is typed.
+    const temp = await createUser(app, { email: 'temp@example.com' });
+    inbound(app, temp.id, { from: '351900000000', at: NOW - 1000 });
+    await page.goto(`${base}/admin/user/${temp.id}`);
+    t.match(await page.textContent('.danger-zone'), /its 1 conversations,\s+1 messages/);
+    const remove = page.locator('.danger-zone button[type="submit"]');
+    await page.fill('#confirm-email', 'temp@example.co');
+    t.ok(await remove.isDisabled(), 'not yet');
+    await page.fill('#confirm-email', 'TEMP@example.com');
+    t.ok(await remove.isEnabled(), 'the e-mail typed (in any case)');
+    await Promise.all([page.waitForURL(`${base}/admin`), remove.click()]);
+    t.notOk(app.usersRepo.findById(temp.id), 'deleted');
+    t.equal(app.db.$client.prepare("SELECT count(*) FROM audit_log WHERE action = 'user.deleted' AND target_user_id = ?").pluck().get(temp.id), 1);
 
     // Log out; the user signs in with the new password and lands on its inbox.
     await Promise.all([page.waitForURL(`${base}/admin/login`), page.click('#logout')]);
