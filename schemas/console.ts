@@ -2,7 +2,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { Nullable, RequestBody, Timestamp } from './common';
 
-export const Month = Type.String({ pattern: '^[0-9]{4}-(0[1-9]|1[0-2])$', description: 'A calendar month, YYYY-MM', examples: ['2026-11'] });
+export const Month = Type.String({ pattern: '^(19|2[0-9])[0-9]{2}-(0[1-9]|1[0-2])$', description: 'A calendar month, YYYY-MM (1900–2999)', examples: ['2026-11'] });
 
 export const UsageQuery = Type.Object({
   month: Type.Optional({ ...Month, description: 'The calendar month in TIMEZONE, YYYY-MM; this month when absent' }),

@@ -250,7 +250,7 @@ t.test('usage: a month of sends by outcome and error code, credits, pricing; bad
   });
   const october = (await app.inject({ method: 'GET', url: `/api/user/${shop.id}/usage?month=2026-10`, headers: adminAuth })).json();
   t.match(october, { month: '2026-10', from: '2026-09-30T23:00:00.000Z', to: '2026-11-01T00:00:00.000Z', credits_used: 0, sends: { total: 1 } });
-  for (const month of ['2026-13', '2026-1', 'november', '2026-11-01']) {
+  for (const month of ['2026-13', '2026-1', 'november', '2026-11-01', '0001-01']) {
     const bad = await app.inject({ method: 'GET', url: `/api/user/${shop.id}/usage?month=${month}`, headers: adminAuth });
     t.equal(bad.statusCode, 400, month);
     t.match(bad.json(), { code: 'VALIDATION_ERROR', message: /^querystring\/month must match pattern/ }, month);

@@ -29,13 +29,16 @@ export function routedNumbers(payload: unknown): Omit<Misrouted, 'id' | 'receive
 
 /**
  * The latest processed callbacks that carried messages or statuses for numbers no user had when they came (scans at
- * most `scan` unrouted callbacks: those with nothing to route, e.g. account notices, are skipped).
+ * most `scan` unrouted callbacks or `maxBytes` of them: those with nothing to route, e.g. account notices, are skipped).
  */
-export function misroutedCallbacks(events: Pick<WebhookEventsRepo, 'unrouted'>, limit: number, scan = 500): Misrouted[] {
+export function misroutedCallbacks(events: Pick<WebhookEventsRepo, 'unrouted'>, limit: number, scan = 500, maxBytes = 8 * 1024 * 1024): Misrouted[] {
   const found: Misrouted[] = [];
+  let bytes = 0;
+  // Failed and dead callbacks are listed (and replayed) as such: only processed ones come here.
   for (const event of events.unrouted(undefined, scan)) {
-    // Failed and dead callbacks are listed (and replayed) as such; pending ones are still being processed.
-    if (event.state !== 'processed') continue;
+    // A page never reads more than a few megabytes of raw callbacks.
+    bytes += event.rawBody.length;
+    if (bytes > maxBytes) break;
     const numbers = routedNumbers(parseJsonOrUndefined(event.rawBody));
     if (numbers.phoneNumberIds.length > 0) found.push({ id: event.id, receivedAt: event.receivedAt, state: event.state, ...numbers });
     if (found.length >= limit) break;
