@@ -8,7 +8,7 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import fp from 'fastify-plugin';
 import { Eta } from 'eta';
 import { projectRoot } from '../config';
-import { AppError } from '../errors';
+import { AppError, unauthorized } from '../errors';
 import { helmetHook } from './security-headers';
 
 declare module 'fastify' {
@@ -71,6 +71,8 @@ export default fp(async function pages(app: FastifyInstance, options: { staticFi
   async function signedIn(request: FastifyRequest, reply: FastifyReply): Promise<boolean> {
     try {
       await app.authenticate(request);
+      // Pages take a session (a JWT) only: whatever else authenticate may accept for the API (API keys) opens no page.
+      if (!app.sessionClaims(request)) throw unauthorized('Pages need a session');
       return true;
     } catch (error) {
       if (!(error instanceof AppError)) throw error;
