@@ -15,6 +15,10 @@ export const User = Type.Object({
   is_active: Type.Boolean(),
   messaging_phone_number_id: Nullable(Type.String()),
   messaging_token_set: Type.Boolean(),
+  messaging_token_last4: Nullable(Type.String({
+    description: 'The last 4 characters of the stored messaging token, to tell which one is set; null when none is set, '
+      + 'when it is shorter than 12 characters (4 would give too much of it away) or when this key cannot decrypt it',
+  })),
   monthly_credits: Type.Integer(),
   credits_used: Type.Integer({ description: 'Credits used this calendar month (in TIMEZONE)' }),
   credits_remaining: Type.Integer(),

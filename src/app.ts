@@ -30,7 +30,9 @@ import webhookRoutes from './routes/webhook';
 import webhookEventRoutes from './routes/webhook-events';
 import conversationRoutes from './routes/conversations';
 import adminRoutes from './routes/admin';
+import inboxRoutes from './routes/inbox';
 import authRoutes from './routes/auth';
+import consoleApiRoutes from './routes/console-api';
 import userRoutes from './routes/users';
 import eventRoutes from './routes/events';
 import apiKeyRoutes from './routes/api-keys';
@@ -156,11 +158,13 @@ export async function buildApp(config: Config, options: AppOptions = {}) {
   await app.register(conversationRoutes);
   await app.register(mediaRoutes);
   await app.register(adminRoutes, { prefix: '/admin' });
+  await app.register(inboxRoutes, { prefix: '/inbox' });
   await app.register(authRoutes);
   await app.register(userRoutes);
   await app.register(eventRoutes);
   await app.register(apiKeyRoutes);
   await app.register(eventEndpointRoutes);
+  await app.register(consoleApiRoutes);
 
   return app;
 }

@@ -28,6 +28,9 @@ t.test('reset-password: a new random password, printed once; the old one and the
   t.equal((await login(app, 'ana@example.com', password!)).statusCode, 200, 'the new one works');
   const me = await app.inject({ method: 'GET', url: '/api/me', headers: oldSession });
   t.equal(me.statusCode, 401, 'a JWT issued before the reset is refused');
+  // Recorded in the audit log as coming from the shell (no actor, no address), without the password.
+  t.same(app.db.$client.prepare('SELECT actor_user_id AS actor, action, target_user_id AS target, target_email AS email, details_json AS details, client_ip AS ip FROM audit_log').all(),
+    [{ actor: null, action: 'user.password_reset', target: ana.id, email: 'ana@example.com', details: '{"via":"admin command","sessions_ended":true}', ip: null }]);
 });
 
 t.test('create-admin: the piped password, never printed; an ADMIN that can log in', async (t) => {

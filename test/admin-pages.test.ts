@@ -66,7 +66,8 @@ t.test('a logged-in CLIENT gets the 403 page; unknown users, ids and query value
   const { app, shop, page } = await setup(t);
   isPage(t, await page('/admin', bearer(app, shop)), 403, /<h1>Administrators only<\/h1>[\s\S]*shop@example\.com, which is not an administrator/);
   const forbiddenPage = (await page('/admin', bearer(app, shop))).body;
-  t.match(forbiddenPage, /<button type="button" class="button" id="logout">Log out and log in as an administrator<\/button>/, 'a way out, not a link back to this 403');
+  t.match(forbiddenPage, /<button type="button" class="button button-quiet" data-logout>Log out and log in as an administrator<\/button>/, 'a way out, not a link back to this 403');
+  t.match(forbiddenPage, /<a class="button" href="\/inbox">Go to your inbox<\/a>/, 'and the way to its own pages');
   t.notMatch(forbiddenPage, /href="\/admin">Go to the users/);
   isPage(t, await page(threadOf(shop.id), { cookie: `token=${app.issueToken(shop)}` }), 403, /Administrators only/);
   isPage(t, await page(threadOf(999)), 404, /<h1>No such user<\/h1>[\s\S]*no user with id 999/);
@@ -145,6 +146,17 @@ t.test('the login script follows ?next= only to a page under /admin on this site
     ['/admin\\..\\api', '/admin'], ['javascript:alert(1)', '/admin'], ['/admin//evil.example', '/admin//evil.example'],
   ];
   for (const [raw, expected] of cases) t.equal(safeNext(raw), expected, String(raw));
+});
+
+t.test('after logging in an ADMIN goes to /admin or ?next= under /admin or /inbox; a CLIENT to /inbox or ?next= under /inbox', async (t) => {
+  const { safeNext } = require(join(projectRoot, 'templates', 'static', 'login.js')) as { safeNext: (raw: unknown, role?: string) => string };
+  const cases: [unknown, string, string][] = [
+    [null, 'ADMIN', '/admin'], [null, 'CLIENT', '/inbox'],
+    ['/inbox?contact=351911111111', 'ADMIN', '/inbox?contact=351911111111'], ['/inbox?contact=351911111111', 'CLIENT', '/inbox?contact=351911111111'],
+    ['/admin/user/2', 'CLIENT', '/inbox'], ['/admin', 'CLIENT', '/inbox'], ['/inboxes', 'CLIENT', '/inbox'],
+    ['/inbox/../admin', 'CLIENT', '/inbox'], ['//evil.example/inbox', 'CLIENT', '/inbox'], ['https://evil.example/inbox', 'ADMIN', '/admin'],
+  ];
+  for (const [raw, role, expected] of cases) t.equal(safeNext(raw, role), expected, `${role} ${String(raw)}`);
 });
 
 t.test('the users page links every user to its thread', async (t) => {

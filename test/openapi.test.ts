@@ -105,7 +105,7 @@ t.test('every operation taking a body documents 413, 415 and an example the serv
   const withBody = operations(resolved).filter(({ op }) => op.requestBody);
   t.same(withBody.map(({ op }) => op.operationId).sort(), [
     'createApiKey', 'createEventEndpoint', 'createUser', 'login', 'logout', 'receiveWebhook', 'replayEventEndpoint', 'replayWebhookEvent',
-    'sendMessage', 'sendTemplateMessage', 'updateEventEndpoint', 'updateUser', 'uploadMedia',
+    'resetUserPassword', 'sendMessage', 'sendTemplateMessage', 'updateEventEndpoint', 'updateUser', 'uploadMedia',
   ]);
   for (const { op } of withBody) {
     for (const status of ['400', '413', '415']) t.ok(op.responses[status], `${op.operationId}: ${status}`);

@@ -85,7 +85,7 @@ t.test("the README's runnable examples run top to bottom against a started gatew
     '"role":"ADMIN"',
     '"code":"UNAUTHORIZED"',
     '"email":"ana@example.com"',
-    '"messaging_token_set":true',
+    '"messaging_token_set":true,"messaging_token_last4":"oken"',
     '"type":"text","status":"accepted"',
     '"type":"template","status":"accepted"',
     '"type":"image","status":"accepted"',

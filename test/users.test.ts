@@ -22,7 +22,7 @@ const err = (statusCode: number, code: string, error: string, message: string) =
 function viewOf(row: UserRow, extra: Record<string, unknown> = {}) {
   return {
     id: row.id, email: row.email, sso_id: row.ssoId, role: row.role, is_active: row.isActive,
-    messaging_phone_number_id: row.messagingPhoneNumberId, messaging_token_set: row.messagingToken !== null,
+    messaging_phone_number_id: row.messagingPhoneNumberId, messaging_token_set: row.messagingToken !== null, messaging_token_last4: null,
     monthly_credits: row.monthlyCredits, credits_used: 0, credits_remaining: row.monthlyCredits,
     created_at: new Date(row.createdAt).toISOString(), updated_at: new Date(row.updatedAt).toISOString(), ...extra,
   };
@@ -37,7 +37,7 @@ t.test('create: 201 with the user object; stored lower-cased, hashed, token kept
   t.equal(res.statusCode, 201);
   t.same(res.json(), {
     id: 2, email: 'ana@example.com', sso_id: 'ext-42', role: 'CLIENT', is_active: true,
-    messaging_phone_number_id: '106540352242922', messaging_token_set: true,
+    messaging_phone_number_id: '106540352242922', messaging_token_set: true, messaging_token_last4: 'oken',
     monthly_credits: 1000, credits_used: 0, credits_remaining: 1000, created_at: T0, updated_at: T0,
   });
   t.notMatch(res.body, /EAAG|password|hash/i);

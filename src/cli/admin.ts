@@ -1,11 +1,13 @@
 // `npm run admin -- reset-password EMAIL | create-admin EMAIL`: user administration from the shell, on the same
 // database, repository and password hashing as the API, while the gateway runs (WAL; writes wait for its lock).
-import { randomBytes } from 'node:crypto';
 import { Value } from '@sinclair/typebox/value';
 import { Email } from '../../schemas/common';
+import { createAuditRepo } from '../db/audit-repo';
 import { openDatabase } from '../db/client';
 import { createUsersRepo } from '../db/users-repo';
 import { createWriter } from '../db/writer';
+import { randomPassword, resetPassword as resetUserPassword } from '../services/password-reset';
+import { recordAudit } from '../services/audit';
 import { hashPassword } from '../services/passwords';
 import { createTokenCipher, resolveTokenKey } from '../support/token-cipher';
 import { CliError, cliConfig, existingDatabase, runCli, usageError } from './support';
@@ -18,8 +20,6 @@ const USAGE = `Usage: npm run admin -- COMMAND EMAIL
 // As the API: 8 to 256 characters.
 const MIN_PASSWORD = 8;
 const MAX_PASSWORD = 256;
-
-const randomPassword = () => randomBytes(15).toString('base64url');
 
 /** Control characters (C0, DEL, C1): a line break or escape inside a password is a mistake, never a choice. */
 const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
@@ -53,21 +53,20 @@ function openUsers() {
   const db = openDatabase(path);
   // The same key the gateway uses for this database, so a user written here keeps readable tokens.
   const users = createUsersRepo(db, createTokenCipher(resolveTokenKey(config.messagingTokenKey, path)));
-  return { users, writer: createWriter(db.$client), close: () => db.$client.close() };
+  return { users, audit: createAuditRepo(db), writer: createWriter(db.$client), close: () => db.$client.close() };
 }
 
 async function resetPassword(email: string): Promise<void> {
-  const password = randomPassword();
-  const passwordHash = await hashPassword(password);
-  const { users, writer, close } = openUsers();
+  const { users, audit, writer, close } = openUsers();
   try {
-    const changed = writer.writeNow(() => {
-      const user = users.findByEmail(email);
-      // A password change bumps the token version: every session of the user ends.
-      return user ? users.update(user.id, { passwordHash }, new Date()) : undefined;
-    });
-    if (!changed?.ok) throw new CliError(`No user has the e-mail ${email}`);
-    process.stdout.write(`Password of ${changed.user.email} reset; all of its sessions have ended.\nNew password (shown once): ${password}\n`);
+    // The audit log tells it came from the shell: no actor, no address.
+    const reset = await resetUserPassword({ users, hash: hashPassword, write: (body) => writer.writeNow(body), now: () => new Date() },
+      () => users.findByEmail(email), (user) => recordAudit(audit, {
+        actor: { id: null, email: null, ip: null }, action: 'user.password_reset', target: { id: user.id, email: user.email },
+        details: { via: 'admin command', sessions_ended: true }, at: new Date(),
+      }));
+    if (!reset) throw new CliError(`No user has the e-mail ${email}`);
+    process.stdout.write(`Password of ${reset.user.email} reset; all of its sessions have ended.\nNew password (shown once): ${reset.password}\n`);
   } finally {
     close();
   }

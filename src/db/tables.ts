@@ -247,6 +247,21 @@ export const eventParked = sqliteTable('event_parked', {
   parkedAt: integer('parked_at').notNull(),
 }, (t) => [primaryKey({ columns: [t.endpointId, t.seq] })]);
 
+// Who changed what (the console and the API's administrative calls): never a secret in `details`. The target is kept
+// by id and e-mail without a foreign key, so the record of a deletion outlives the user.
+export const auditLog = sqliteTable('audit_log', {
+  id: integer('id').primaryKey({ autoIncrement: true }),
+  at: integer('at').notNull(),
+  actorUserId: integer('actor_user_id'),
+  actorEmail: text('actor_email'),
+  action: text('action').notNull(),
+  targetUserId: integer('target_user_id'),
+  targetEmail: text('target_email'),
+  // JSON object text: changed field names and non-secret values.
+  detailsJson: text('details_json').notNull().default('{}'),
+  clientIp: text('client_ip'),
+}, (t) => [index('audit_log_target').on(t.targetUserId)]);
+
 export type UserRow = typeof users.$inferSelect;
 export type MessageRow = typeof messages.$inferSelect;
 export type ContactRow = typeof contacts.$inferSelect;

@@ -126,9 +126,12 @@ export function createUsersRepo(db: DB, tokens: TokenCipher) {
     endAllSessions: (id: number): boolean =>
       db.update(users).set({ tokenVersion: sql`${users.tokenVersion} + 1` }).where(eq(users.id, id)).run().changes > 0,
 
-    list(limit: number, offset: number): { users: UserRow[]; total: number } {
-      const rows = db.select().from(users).orderBy(users.id).limit(limit).offset(offset).all();
-      const total = db.select({ n: count() }).from(users).get()?.n ?? 0;
+    /** Oldest first; `emailContains` (any case) keeps the users whose e-mail contains it. */
+    list(limit: number, offset: number, emailContains?: string): { users: UserRow[]; total: number } {
+      // instr, not LIKE: the text is taken literally (no % or _ wildcards to escape).
+      const where = emailContains ? sql`instr(${users.email}, ${emailContains.toLowerCase()}) > 0` : undefined;
+      const rows = db.select().from(users).where(where).orderBy(users.id).limit(limit).offset(offset).all();
+      const total = db.select({ n: count() }).from(users).where(where).get()?.n ?? 0;
       return { users: rows, total };
     },
   };

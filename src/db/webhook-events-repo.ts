@@ -32,6 +32,9 @@ export function createWebhookEventsRepo(db: DB) {
   // Oldest first along the partial index of processed events; one batch per write (no long write lock).
   const deleteProcessed = client.prepare<[number, number]>(`DELETE FROM webhook_events WHERE id IN (SELECT id FROM webhook_events
     WHERE state = 'processed' AND received_at < ? ORDER BY received_at LIMIT ?)`);
+  // Along webhook_events_user: callbacks routed to no user, newest first (their bodies, to read the number they were for).
+  const unrouted = client.prepare<[number, number], StoredEvent & { state: EventState }>(`SELECT id, received_at AS receivedAt,
+    raw_body AS rawBody, state FROM webhook_events WHERE user_id IS NULL AND state = 'processed' AND id < ? ORDER BY id DESC LIMIT ?`);
   const backlog = client.prepare<[], { state: EventState; n: number }>(`SELECT state, count(*) AS n FROM webhook_events
     WHERE state <> 'processed' GROUP BY state`);
   // Called inside itself it is a savepoint; at the top a transaction: one fsync (synchronous=FULL) for a whole batch.
@@ -56,6 +59,8 @@ export function createWebhookEventsRepo(db: DB) {
     /** Events in `states` with an id below `beforeId`, newest first. */
     page: (q: EventPage): EventSummary[] =>
       page.all(q.states[0] ?? 'failed', q.states[1] ?? q.states[0] ?? 'dead', q.beforeId ?? Number.MAX_SAFE_INTEGER, q.limit),
+    /** Processed events no user was found for, with an id below `beforeId`, newest first; read lazily (stop early). */
+    unrouted: (beforeId: number | undefined, limit: number) => unrouted.iterate(beforeId ?? Number.MAX_SAFE_INTEGER, limit),
     /** Events not processed yet, by state: one count over the partial index (metrics). */
     backlog: (): Record<string, number> => Object.fromEntries(backlog.all().map((row) => [row.state, row.n])),
     /** Runs `body` atomically: a transaction, or a savepoint inside one. Keep `body` synchronous. */

@@ -4,11 +4,13 @@ import fp from 'fastify-plugin';
 import { createContactResolver, type ContactResolver } from '../contacts/resolve';
 import { openDatabase, openToOthers, type DB } from '../db/client';
 import { createContactsRepo } from '../db/contacts-repo';
+import { createAuditRepo, type AuditRepo } from '../db/audit-repo';
 import { createConversationsRepo, type ConversationsRepo } from '../db/conversations-repo';
 import { createCreditsRepo, type CreditsRepo } from '../db/credits-repo';
 import { createIdempotencyRepo, type IdempotencyRepo } from '../db/idempotency-repo';
 import { createMessagesRepo, type MessagesRepo } from '../db/messages-repo';
 import { createSessionsRepo, type SessionsRepo } from '../db/sessions-repo';
+import { createUsageRepo, type UsageRepo } from '../db/usage-repo';
 import { createUsersRepo, type UsersRepo } from '../db/users-repo';
 import { createWebhookEventsRepo, type WebhookEventsRepo } from '../db/webhook-events-repo';
 import { createWriter, type Writer } from '../db/writer';
@@ -36,6 +38,10 @@ declare module 'fastify' {
     /** A user's stored (sealed) token opened for a send; undefined when this key cannot open it (logged once per user). */
     openMessagingToken: (sealed: string, userId: number) => string | undefined;
     sessionsRepo: SessionsRepo;
+    /** Who changed what (append inside the change's write). */
+    auditRepo: AuditRepo;
+    /** Sends by outcome and pricing, last activity (the console). */
+    usageRepo: UsageRepo;
   }
 }
 
@@ -92,6 +98,8 @@ export default fp(async function database(app: FastifyInstance, options: { path:
   app.addHook('onListen', async () => app.conversationsReader.warm());
   app.decorate('webhookEventsRepo', createWebhookEventsRepo(db));
   app.decorate('sessionsRepo', createSessionsRepo(db));
+  app.decorate('auditRepo', createAuditRepo(db));
+  app.decorate('usageRepo', createUsageRepo(db));
   app.addHook('onClose', async () => {
     await app.conversationsReader.close();
     db.$client.close();

@@ -8,18 +8,23 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import fp from 'fastify-plugin';
 import { Eta } from 'eta';
 import { projectRoot } from '../config';
-import { AppError } from '../errors';
+import { AppError, unauthorized } from '../errors';
 import { helmetHook } from './security-headers';
 
 declare module 'fastify' {
   interface FastifyInstance {
     /** preValidation hook of a page: no valid session -> 302 to the login page; not an ADMIN -> 403 page. */
     adminPage: (request: FastifyRequest, reply: FastifyReply) => Promise<void>;
+    /** preValidation hook of a user's own pages (/inbox): no valid session -> 302 to the login page; any role. */
+    signedInPage: (request: FastifyRequest, reply: FastifyReply) => Promise<void>;
   }
 }
 
 const TEMPLATES = join(projectRoot, 'templates');
 const SELF = ["'self'"];
+
+/** The static scripts (under templates/static/) a console page with API forms loads besides admin.js. */
+export const CONSOLE_SCRIPTS = ['console.js'];
 
 /** Why the login page opened (`?reason=`): fixed texts, so nothing from the request is shown. */
 export const LOGIN_REASONS = {
@@ -30,8 +35,10 @@ export const LOGIN_REASONS = {
 /** Renders `error.eta` with `status`; every page error ends here. */
 export function errorPage(reply: FastifyReply, status: number, title: string, text: string) {
   const user = reply.request.currentUser;
-  return reply.code(status).type('text/html; charset=utf-8')
-    .view('error', { title: `${status} · ${title}`, status, heading: title, text, admin: user?.role === 'ADMIN' ? user : null, signedIn: !!user });
+  return reply.code(status).type('text/html; charset=utf-8').view('error', {
+    title: `${status} · ${title}`, status, heading: title, text, signedIn: !!user,
+    admin: user?.role === 'ADMIN' ? user : null, client: user && user.role !== 'ADMIN' ? user : null,
+  });
 }
 
 function describe(error: FastifyError): [number, string, string] {
@@ -48,26 +55,42 @@ function describe(error: FastifyError): [number, string, string] {
   return [500, 'Something went wrong', 'The error is logged with this request id.'];
 }
 
-export default fp(async function pages(app: FastifyInstance) {
+/** `staticFiles: false` where another context already serves /admin/static/ (the pages link there only). */
+export default fp(async function pages(app: FastifyInstance, options: { staticFiles?: boolean }) {
   // Helmet again, in this context only: the app-wide headers with the pages' CSP instead of the API's.
   app.addHook('onRequest', helmetHook({
     defaultSrc: SELF, scriptSrc: SELF, scriptSrcAttr: ["'none'"], styleSrc: SELF, imgSrc: [...SELF, 'data:'], mediaSrc: SELF, connectSrc: SELF,
     fontSrc: SELF, formAction: SELF, frameAncestors: ["'none'"], objectSrc: ["'none'"], baseUri: SELF,
   }));
   await app.register(fastifyView, { engine: { eta: new Eta({ views: TEMPLATES, autoEscape: true }) }, root: TEMPLATES });
-  await app.register(fastifyStatic, { root: join(TEMPLATES, 'static'), prefix: '/static/', decorateReply: false, index: false });
+  if (options.staticFiles !== false) {
+    await app.register(fastifyStatic, { root: join(TEMPLATES, 'static'), prefix: '/static/', decorateReply: false, index: false });
+  }
 
-  app.decorate('adminPage', async (request: FastifyRequest, reply: FastifyReply) => {
+  /** Authenticates a page's request (a session JWT, as the API takes it); false after answering the redirect to log in. */
+  async function signedIn(request: FastifyRequest, reply: FastifyReply): Promise<boolean> {
     try {
       await app.authenticate(request);
+      // Pages take a session (a JWT) only: whatever else authenticate may accept for the API (API keys) opens no page.
+      if (!app.sessionClaims(request)) throw unauthorized('Pages need a session');
+      return true;
     } catch (error) {
       if (!(error instanceof AppError)) throw error;
       const reason = error.code === 'ACCOUNT_DISABLED' ? '&reason=disabled' : request.cookies.token ? '&reason=ended' : '';
-      return reply.redirect(`/admin/login?next=${encodeURIComponent(request.url)}${reason}`, 302);
+      void reply.redirect(`/admin/login?next=${encodeURIComponent(request.url)}${reason}`, 302);
+      return false;
     }
+  }
+
+  app.decorate('adminPage', async (request: FastifyRequest, reply: FastifyReply) => {
+    if (!(await signedIn(request, reply))) return reply;
     if (request.currentUser!.role !== 'ADMIN') {
-      return errorPage(reply, 403, 'Administrators only', `You are logged in as ${request.currentUser!.email}, which is not an administrator account.`);
+      return errorPage(reply, 403, 'Administrators only', `You are logged in as ${request.currentUser!.email}, which is not an administrator account. `
+        + 'Your own conversations, credits and usage are in your inbox.');
     }
+  });
+  app.decorate('signedInPage', async (request: FastifyRequest, reply: FastifyReply) => {
+    if (!(await signedIn(request, reply))) return reply;
   });
 
   app.setErrorHandler((error: FastifyError, request, reply) => {

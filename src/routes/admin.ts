@@ -1,11 +1,14 @@
-// The administrator's HTML pages (SPEC §8): login, the users, and a user's conversation thread. Registered under /admin.
+// The administrator's HTML pages: login, the users (searchable), a user's conversation thread; the console's other pages
+// (a user, operations, audit) come from admin-console.ts. Registered under /admin.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { IdParams } from '../../schemas/common';
 import { ConversationFilters } from '../../schemas/conversations';
-import pages, { errorPage, LOGIN_REASONS } from '../plugins/pages';
+import pages, { CONSOLE_SCRIPTS, errorPage, LOGIN_REASONS } from '../plugins/pages';
 import { threadPage } from '../views/thread-view';
+import { userListRow } from '../views/console-view';
 import { publicUserNow } from '../views/user-view';
+import adminConsole from './admin-console';
 
 const USERS_PER_PAGE = 100;
 const hide = { hide: true }; // pages are not part of the OpenAPI document
@@ -13,6 +16,7 @@ const LoginReason = Type.Unsafe<keyof typeof LOGIN_REASONS>(Type.String({ enum: 
 
 const admin: FastifyPluginAsyncTypebox = async (app) => {
   await app.register(pages);
+  await app.register(adminConsole);
   const html = 'text/html; charset=utf-8';
 
   // The script reads ?next= itself; of the query only the fixed text of a known `reason` reaches this page.
@@ -26,14 +30,24 @@ const admin: FastifyPluginAsyncTypebox = async (app) => {
 
   app.get('/', {
     preValidation: app.adminPage,
-    schema: { ...hide, querystring: Type.Object({ offset: Type.Integer({ minimum: 0, maximum: 1e9, default: 0 }) }, { additionalProperties: false }) },
+    schema: {
+      ...hide,
+      querystring: Type.Object({
+        offset: Type.Integer({ minimum: 0, maximum: 1e9, default: 0 }),
+        q: Type.Optional(Type.String({ maxLength: 254 })),
+      }, { additionalProperties: false }),
+    },
   }, async (request, reply) => {
     const { offset } = request.query;
-    const { users, total } = app.usersRepo.list(USERS_PER_PAGE, offset);
-    const at = (n: number) => (n === 0 ? '/admin' : `/admin?offset=${n}`);
+    const q = request.query.q?.trim() || undefined;
+    const { users, total } = app.usersRepo.list(USERS_PER_PAGE, offset, q);
+    const at = (n: number) => {
+      const search = new URLSearchParams({ ...(q ? { q } : {}), ...(n > 0 ? { offset: String(n) } : {}) }).toString();
+      return search ? `/admin?${search}` : '/admin';
+    };
     return reply.type(html).view('users', {
-      title: 'Users', admin: request.currentUser, timezone: app.config.timezone, total,
-      users: users.map((u) => publicUserNow(u, app)),
+      title: 'Users', admin: request.currentUser, section: 'users', scripts: CONSOLE_SCRIPTS, timezone: app.config.timezone, total, q: q ?? '',
+      users: users.map((u) => userListRow(publicUserNow(u, app), app.usageRepo.lastActivity(u.id), app.now(), app.config.timezone)),
       prevHref: offset > 0 ? at(Math.max(0, offset - USERS_PER_PAGE)) : null,
       nextHref: offset + USERS_PER_PAGE < total ? at(offset + USERS_PER_PAGE) : null,
     });

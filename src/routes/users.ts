@@ -5,6 +5,8 @@ import { SessionSecurity } from '../../schemas/auth';
 import { errors, IdParams, withHeaders } from '../../schemas/common';
 import { CreateUserBody, ListUsersQuery, UpdateUserBody, User, UserList } from '../../schemas/users';
 import { AppError, lastAdmin, userNotFound } from '../errors';
+import { actorOf, recordAudit } from '../services/audit';
+import { auditUserCreated, auditUserUpdated } from '../services/user-audit';
 import { userColumns, writtenUser } from '../services/user-fields';
 import { publicUserNow } from '../views/user-view';
 
@@ -26,7 +28,13 @@ const users: FastifyPluginAsyncTypebox = async (app) => {
     },
   }, async (request, reply) => {
     const columns = await userColumns(request.body, app.passwords.hash);
-    const user = writtenUser(await app.writer.write(() => app.usersRepo.create(columns, app.now())));
+    const actor = actorOf(request.currentUser, request.ip);
+    // The audit entry is written in the same transaction as the user.
+    const user = writtenUser(await app.writer.write(() => {
+      const result = app.usersRepo.create(columns, app.now());
+      if (result.ok) auditUserCreated(app.auditRepo, actor, result.user, app.now());
+      return result;
+    }));
     return reply.code(201).header('location', `/api/user/${user.id}`).send(publicUserNow(user, app));
   });
 
@@ -47,7 +55,14 @@ const users: FastifyPluginAsyncTypebox = async (app) => {
     }
     // The last-ADMIN rule is decided by the repository inside the writing transaction, after the hashing await.
     const columns = await userColumns(request.body, app.passwords.hash);
-    const result = await app.writer.write(() => app.usersRepo.update(id, columns, app.now()));
+    const actor = actorOf(request.currentUser, request.ip);
+    const given = Object.keys(request.body);
+    const result = await app.writer.write(() => {
+      const before = app.usersRepo.findById(id);
+      const written = app.usersRepo.update(id, columns, app.now());
+      if (before && written?.ok) auditUserUpdated(app.auditRepo, actor, before, written.user, given, app.now());
+      return written;
+    });
     if (!result) throw userNotFound();
     app.eventStreams.recheck(id);
     return publicUserNow(writtenUser(result), app);
@@ -64,7 +79,15 @@ const users: FastifyPluginAsyncTypebox = async (app) => {
   }, async (request, reply) => {
     const { id } = request.params;
     if (id === request.currentUser!.id) throw new AppError(409, 'CANNOT_DELETE_SELF', 'You cannot delete your own account');
-    const outcome = await app.writer.write(() => app.usersRepo.delete(id));
+    const actor = actorOf(request.currentUser, request.ip);
+    const outcome = await app.writer.write(() => {
+      const before = app.usersRepo.findById(id);
+      const deleted = app.usersRepo.delete(id);
+      if (before && deleted === 'deleted') {
+        recordAudit(app.auditRepo, { actor, action: 'user.deleted', target: { id, email: before.email }, at: app.now(), details: { role: before.role } });
+      }
+      return deleted;
+    });
     if (outcome === 'not_found') throw userNotFound();
     if (outcome === 'last_admin') throw lastAdmin();
     app.eventStreams.recheck(id);

@@ -4,6 +4,7 @@ import { SessionSecurity } from '../../schemas/auth';
 import { errors, IdParams } from '../../schemas/common';
 import { ReplayBody, WebhookEvent, WebhookEventList, WebhookEventsQuery } from '../../schemas/webhook';
 import { AppError } from '../errors';
+import { actorOf, recordAudit } from '../services/audit';
 import { webhookEventJson } from '../views/webhook-event-view';
 
 const webhookEvents: FastifyPluginAsyncTypebox = async (app) => {
@@ -41,6 +42,12 @@ const webhookEvents: FastifyPluginAsyncTypebox = async (app) => {
     const event = await app.webhookInbox.replayOne(request.params.id);
     if (!event) throw new AppError(404, 'WEBHOOK_EVENT_NOT_FOUND', 'No stored webhook event has this id');
     request.log.info({ webhookEventId: event.id, state: event.state, attempts: event.attempts }, 'webhook event replayed by an administrator');
+    // The replay commits in the inbox's own write; its audit entry follows in the next one.
+    const actor = actorOf(request.currentUser, request.ip);
+    await app.writer.write(() => recordAudit(app.auditRepo, {
+      actor, action: 'webhook_event.replayed', target: null, at: app.now(),
+      details: { webhook_event_id: event.id, state: event.state, attempts: event.attempts },
+    }));
     return webhookEventJson(event);
   });
 };

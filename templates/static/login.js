@@ -1,19 +1,31 @@
-// Login page: posts the form as JSON to /api/login, then follows ?next= when it is a page under /admin.
+// Login page: posts the form as JSON to /api/login, then opens the signed-in user's pages: ?next= when it is a page
+// of this site it may open (under /admin for an ADMIN, under /inbox for anyone), else /admin for an ADMIN, /inbox otherwise.
 'use strict';
 
-/** The page to open after logging in: `raw` only when it stays on this site under /admin, else /admin. */
-function safeNext(raw) {
-  if (typeof raw !== 'string' || !raw.startsWith('/admin')) return '/admin';
+const AREAS = ['/admin', '/inbox'];
+
+/** The page to open after logging in: `raw` only when it stays on this site under /admin (ADMIN) or /inbox, else the role's home. */
+function safeNext(raw, role = 'ADMIN') {
+  const home = role === 'ADMIN' ? '/admin' : '/inbox';
+  if (typeof raw !== 'string' || !AREAS.some((area) => raw.startsWith(area))) return home;
   const base = 'http://gateway.invalid';
   let url;
   try {
     url = new URL(raw, base);
   } catch {
-    return '/admin';
+    return home;
   }
   // The parser resolves `..`, `%2e%2e` and backslashes; judge what it resolved to, and answer that.
-  if (url.origin !== base || !(url.pathname === '/admin' || url.pathname.startsWith('/admin/'))) return '/admin';
+  const allowed = role === 'ADMIN' ? AREAS : ['/inbox'];
+  if (url.origin !== base || !allowed.some((area) => url.pathname === area || url.pathname.startsWith(`${area}/`))) return home;
   return url.pathname + url.search + url.hash;
+}
+
+/** The signed-in user's role (GET /api/me), CLIENT when it cannot be told: its pages are the safe landing. */
+async function roleNow() {
+  const me = await fetch('/api/me', { credentials: 'same-origin', headers: { accept: 'application/json' } }).catch(() => undefined);
+  const body = me && me.ok ? await me.json().catch(() => ({})) : {};
+  return body.role === 'ADMIN' ? 'ADMIN' : 'CLIENT';
 }
 
 async function logIn(form, errorBox) {
@@ -28,7 +40,8 @@ async function logIn(form, errorBox) {
       body: JSON.stringify({ email: form.email.value.trim(), password: form.password.value }),
     });
     if (response.ok) {
-      window.location.assign(safeNext(new URLSearchParams(window.location.search).get('next')));
+      const role = await roleNow();
+      window.location.assign(safeNext(new URLSearchParams(window.location.search).get('next'), role));
       return;
     }
     const body = await response.json().catch(() => ({}));

@@ -1,0 +1,54 @@
+// A signed-in user's own pages under /inbox (a CLIENT lands here after logging in): its conversations in the same
+// thread view the administrators have, its credits and its usage. Only its own user, whatever the URL says.
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { FastifyRequest } from 'fastify';
+import { Type } from '@sinclair/typebox';
+import { Month } from '../../schemas/console';
+import { ConversationFilters } from '../../schemas/conversations';
+import pages from '../plugins/pages';
+import { monthUsage, neighbourMonths } from '../services/usage';
+import { monthKey } from '../support/time';
+import { usageView } from '../views/console-view';
+import { inboxThreadPage } from '../views/inbox-view';
+import { threadPage } from '../views/thread-view';
+import { publicUserNow } from '../views/user-view';
+
+const hide = { hide: true };
+const html = 'text/html; charset=utf-8';
+
+const inbox: FastifyPluginAsyncTypebox = async (app) => {
+  // The pages' CSP, views and error pages; the static files are served under /admin/static/ already.
+  await app.register(pages, { staticFiles: false });
+  const zone = () => app.config.timezone;
+  /** The layout's navigation: an administrator keeps its own. */
+  const nav = (user: NonNullable<FastifyRequest['currentUser']>) =>
+    (user.role === 'ADMIN' ? { admin: user } : { client: user });
+
+  app.get('/', {
+    preValidation: app.signedInPage,
+    schema: { ...hide, querystring: Type.Object(ConversationFilters, { additionalProperties: false }) },
+  }, async (request, reply) => {
+    const user = request.currentUser!;
+    const view = publicUserNow(user, app);
+    const page = inboxThreadPage(threadPage(app.conversationsRepo, user, request.query, app.now(), zone()), user.id);
+    return reply.type(html).view('thread', {
+      title: 'Inbox', ...nav(user), section: 'inbox', timezone: zone(), page, contactChosen: request.query.contact !== undefined,
+      inbox: { creditsText: `${view.credits_used} of ${view.monthly_credits} credits used this month, ${view.credits_remaining} left` },
+    });
+  });
+
+  app.get('/usage', {
+    preValidation: app.signedInPage,
+    schema: { ...hide, querystring: Type.Object({ month: Type.Optional(Month) }, { additionalProperties: false }) },
+  }, async (request, reply) => {
+    const user = request.currentUser!;
+    const thisMonth = monthKey(app.now(), zone());
+    const month = request.query.month ?? thisMonth;
+    const { previous, next } = neighbourMonths(month);
+    const href = (m: string) => (m === thisMonth ? '/inbox/usage' : `/inbox/usage?month=${m}`);
+    const usage = usageView(monthUsage({ usage: app.usageRepo, credits: app.creditsRepo }, user, month, zone()),
+      { previous: href(previous), next: month < thisMonth ? href(next) : null });
+    return reply.type(html).view('inbox-usage', { title: 'Usage', ...nav(user), section: 'usage', timezone: zone(), user: publicUserNow(user, app), usage });
+  });
+};
+export default inbox;

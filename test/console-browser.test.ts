@@ -1,0 +1,168 @@
+// The console in a real browser (Debian's chromium through playwright-core), at desktop and phone width: the
+// administrator creates a user, sets its token and credits, resets its password, replays a dead callback and finds it
+// in the audit log, deletes a user after typing its e-mail; the user signs in and lands on its inbox, opened at the latest message. No console error, no CSP violation, nothing wider than the screen.
+// Screenshots go to test-artifacts/, or to docs/ with UPDATE_SCREENSHOTS=1.
+import { existsSync, mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import t from 'tap';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { projectRoot } from '../src/config';
+import { buildTestApp, createAdmin, createUser, PASSWORD } from './helper';
+import { inbound, outbound } from './fixtures/conversations';
+import { deliver, envelope, textItem } from './fixtures/webhooks';
+
+const CHROMIUM = '/usr/bin/chromium';
+const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
+  '--disable-component-update', '--disable-sync'];
+const SHOTS = join(projectRoot, process.env.UPDATE_SCREENSHOTS === '1' ? 'docs' : 'test-artifacts');
+const NOW = Date.parse('2026-11-21T15:00:00.000Z');
+const TOKEN = 'EAAG-browser-token-9XyZ';
+const PHONE = '106540352242922';
+const SECRET = 'browser-console-secret';
+const skip = existsSync(CHROMIUM) ? false : `no browser at ${CHROMIUM}: install Debian's chromium (apt-get install chromium) to run it`;
+
+const WIDTHS = [
+  { name: 'desktop', viewport: { width: 1200, height: 860 }, suffix: '' },
+  { name: 'phone', viewport: { width: 390, height: 844 }, suffix: '-phone' },
+] as const;
+
+/** Nothing on the page is wider than the window (no sideways scrolling on a phone). */
+const overflow = (page: Page) => page.evaluate('document.documentElement.scrollWidth - window.innerWidth') as Promise<number>;
+
+for (const width of WIDTHS) {
+  t.test(`${width.name}: an administrator creates a user, sets token and credits, resets its password; the user lands on its inbox`, { skip }, async (t) => {
+    const { app } = await buildTestApp(t, { timezone: 'Europe/Lisbon', messagingAppSecret: SECRET }, { now: () => new Date(NOW) });
+    const admin = await createAdmin(app);
+    const base = await app.listen({ host: '127.0.0.1', port: 0 });
+    const browser: Browser = await chromium.launch({ executablePath: CHROMIUM, args: ARGS });
+    t.teardown(() => browser.close());
+    const context = await browser.newContext({ viewport: width.viewport });
+    const page = await context.newPage();
+    const problems: string[] = [];
+    page.on('console', (message) => { if (message.type() === 'error') problems.push(message.text()); });
+    page.on('pageerror', (error) => problems.push(error.message));
+    page.on('dialog', (dialog) => { problems.push(`a dialog opened: ${dialog.message()}`); void dialog.dismiss(); });
+    mkdirSync(SHOTS, { recursive: true });
+    const shot = (name: string) => page.screenshot({ path: join(SHOTS, `console-${name}${width.suffix}.png`), fullPage: width.name === 'phone' });
+
+    // Log in: an ADMIN lands on the users.
+    await page.goto(`${base}/admin`);
+    await page.fill('#email', admin.email);
+    await page.fill('#password', PASSWORD);
+    await Promise.all([page.waitForURL(`${base}/admin`), page.click('button[type="submit"]')]);
+
+    // Create a user; a refused value is explained in place first.
+    await page.fill('#new-email', 'shop@example.com');
+    await page.fill('#new-password', 'short');
+    await page.click('text=Create user');
+    await page.locator('#new-user .form-error:not([hidden])').waitFor();
+    t.match(await page.textContent('#new-user .form-error'), /password must NOT have fewer than 8 characters/);
+    problems.length = 0; // the browser logs the 400 of that attempt
+    await page.fill('#new-password', 'first-password-1');
+    await page.fill('#new-credits', '50');
+    await page.fill('#new-phone', PHONE);
+    await Promise.all([page.waitForURL(/\/admin\/user\/\d+$/), page.click('text=Create user')]);
+    const userId = Number(new URL(page.url()).pathname.split('/').pop());
+    t.equal(await page.textContent('h1'), 'shop@example.com');
+    t.match(await page.textContent('#token-state'), /No token is set/);
+
+    // Its token, write-only: afterwards only its last 4 characters show.
+    await page.fill('#messaging_token', TOKEN);
+    await page.click('text=Set token');
+    await page.locator('#token-state', { hasText: '…9XyZ' }).waitFor();
+    t.equal(await page.inputValue('#messaging_token'), '', 'the field is empty again');
+    t.notMatch(await page.content(), /browser-token/, 'the token is nowhere on the page');
+
+    // Its credits: the form sends only what changed.
+    await page.fill('#monthly_credits', '75');
+    await page.click('text=Save changes');
+    await page.waitForFunction("document.querySelector('#monthly_credits')?.defaultValue === '75'");
+    t.match(await page.textContent('#usage .credits-line'), /0 of 75 credits used/);
+
+    // A new password, shown once.
+    await page.click('text=Reset password');
+    await page.locator('#new-password:not([hidden])').waitFor();
+    const password = (await page.textContent('#new-password-value'))!.trim();
+    t.match(password, /^[A-Za-z0-9_-]{20}$/);
+    await shot('user');
+    t.ok(await overflow(page) <= 0, 'the user page fits the window');
+
+    const actions = app.db.$client.prepare('SELECT action FROM audit_log WHERE target_user_id = ? ORDER BY id').pluck().all(userId);
+    t.same(actions, ['user.created', 'user.token_replaced', 'user.credits_changed', 'user.password_reset'], 'each change audited');
+
+    // Its conversations fill up, so that the thread has to scroll.
+    for (let i = 0; i < 30; i++) {
+      const at = NOW - (60 - i) * 60_000;
+      if (i % 2 === 0) inbound(app, userId, { from: '351912345678', name: 'Marta Sousa', at, text: `Question number ${i}` });
+      else outbound(app, userId, { to: '351912345678', at, text: `Answer number ${i}`, statuses: [['read', at + 5000]] });
+    }
+
+    await page.goto(`${base}/admin`);
+    t.match(await page.textContent('table.users'), /shop@example\.com[\s\S]*0 \/ 75/);
+    await shot('users');
+    t.ok(await overflow(page) <= 0, 'the users page fits the window');
+    // Operations: a callback for a number nobody has, and a dead one for this user's number, replayed from the page.
+    t.equal((await deliver(app, envelope('999000111222', { messages: [textItem('wamid.lost.1', '15551234567', 1795000000, 'anyone?')] }), SECRET)).statusCode, 200);
+    const dead = Number(app.db.$client.prepare(`INSERT INTO webhook_events (received_at, raw_body, state, error, attempts, processed_at)
+      VALUES (?, ?, 'dead', 'entry[0].changes[0]: the database was locked', 5, ?)`)
+      .run(NOW - 600_000, envelope(PHONE, { messages: [textItem('wamid.late.1', '351912345678', 1795000000, 'Did my order ship?')] }), NOW - 300_000).lastInsertRowid);
+    await page.goto(`${base}/admin/operations`);
+    t.match(await page.textContent('#misrouted-title + p + .table-card'), /999000111222[\s\S]*1 messages, 0 statuses/);
+    await shot('operations');
+    t.ok(await overflow(page) <= 0, 'the operations page fits the window');
+    const row = page.locator('tr', { has: page.locator(`form[data-url="/api/webhook/events/${dead}/replay"]`) });
+    await row.locator('button', { hasText: 'Replay' }).click();
+    await row.locator('.form-status:not([hidden])').waitFor();
+    t.equal(await row.locator('[data-state]').textContent(), 'processed', 'the row shows its new state');
+    t.match(await row.locator('.form-status').textContent(), /Replayed: processed after 6 attempts/);
+    t.equal(app.db.$client.prepare("SELECT count(*) FROM messages WHERE wamid = 'wamid.late.1'").pluck().get(), 1, 'the message is stored');
+    // … and the replay is in the audit log.
+    await page.goto(`${base}/admin/audit`);
+    t.match(await page.locator('tr', { hasText: 'webhook_event.replayed' }).textContent(), new RegExp(`admin@example\\.com[\\s\\S]*webhook_event_id: ${dead}; state: processed`));
+    await shot('audit');
+    t.ok(await overflow(page) <= 0, 'the audit page fits the window');
+
+    // Delete another user: the button stays disabled until its e-mail is typed.
+    const temp = await createUser(app, { email: 'temp@example.com' });
+    inbound(app, temp.id, { from: '351900000000', at: NOW - 1000 });
+    await page.goto(`${base}/admin/user/${temp.id}`);
+    t.match(await page.textContent('.danger-zone'), /its 1 conversations,\s+1 messages/);
+    const remove = page.locator('.danger-zone button[type="submit"]');
+    await page.fill('#confirm-email', 'temp@example.co');
+    t.ok(await remove.isDisabled(), 'not yet');
+    await page.fill('#confirm-email', 'TEMP@example.com');
+    t.ok(await remove.isEnabled(), 'the e-mail typed (in any case)');
+    await Promise.all([page.waitForURL(`${base}/admin`), remove.click()]);
+    t.notOk(app.usersRepo.findById(temp.id), 'deleted');
+    t.equal(app.db.$client.prepare("SELECT count(*) FROM audit_log WHERE action = 'user.deleted' AND target_user_id = ?").pluck().get(temp.id), 1);
+
+    // Log out; the user signs in with the new password and lands on its inbox.
+    await Promise.all([page.waitForURL(`${base}/admin/login`), page.click('#logout')]);
+    await page.fill('#email', 'shop@example.com');
+    await page.fill('#password', password);
+    await Promise.all([page.waitForURL(`${base}/inbox`), page.click('button[type="submit"]')]);
+    t.match(await page.textContent('.crumbs'), /0 of 75 credits used this month, 75 left/);
+    t.equal(await page.textContent('.thread-head h2'), 'Marta Sousa');
+    // Opened at the latest message: the last bubble is in view (inside its pane, or on a phone in the window).
+    const lastInView = await page.evaluate(`(() => {
+      const bubbles = document.querySelectorAll('.messages .bubble');
+      const box = bubbles[bubbles.length - 1].getBoundingClientRect();
+      const pane = document.querySelector('.messages').getBoundingClientRect();
+      return box.bottom <= Math.min(window.innerHeight, pane.bottom) + 1 && box.top >= 0;
+    })()`);
+    t.ok(lastInView, 'the thread opens at its latest message');
+    t.match(await page.locator('.messages .bubble').last().textContent(), /Answer number 29/);
+    await shot('inbox');
+    t.ok(await overflow(page) <= 0, 'the inbox fits the window');
+
+    // The administrators' pages stay closed to it, with the way back to its inbox.
+    await page.goto(`${base}/admin`);
+    t.equal(await page.textContent('h1'), 'Administrators only');
+    await Promise.all([page.waitForURL(`${base}/inbox`), page.click('text=Go to your inbox')]);
+    await page.click('a[href="/inbox/usage"]');
+    await page.waitForURL(`${base}/inbox/usage`);
+    t.match(await page.textContent('.credits-line'), /0 of 75 credits used/);
+    problems.splice(0, problems.length, ...problems.filter((p) => !/status of 403/.test(p))); // the 403 page itself
+    t.same(problems, [], 'no console errors, CSP violations or dialogs');
+  });
+}
