@@ -147,3 +147,31 @@ t.test('bodies beyond the budget of bytes held at once get 503 BUSY; the budget 
   t.equal(again.statusCode, 200, 'the held bytes were returned');
   t.same(again.json(), { size: 90_010 });
 });
+
+t.test('small bodies count against the budget from their headers: their declared length is held until the answer', async (t) => {
+  const app = Fastify();
+  t.teardown(() => app.close());
+  await app.register(errorHandler);
+  await app.register(slowClients, { budgetBytes: 20_000 });
+  let release!: () => void;
+  const gate = new Promise<void>((r) => { release = r; });
+  app.post('/hold', async (request) => { await gate; return { size: JSON.stringify(request.body).length }; });
+  app.post('/echo', async (request) => ({ size: JSON.stringify(request.body).length }));
+  const body = (n: number) => JSON.stringify({ pad: 'x'.repeat(n) });
+
+  // Two 8 KB bodies held at once fill 16,010 + 20 bytes of the 20,000; a third small body does not fit beside them.
+  const held = [app.inject({ method: 'POST', url: '/hold', headers: { 'content-type': 'application/json' }, payload: body(8_000) }),
+    app.inject({ method: 'POST', url: '/hold', headers: { 'content-type': 'application/json' }, payload: body(8_000) })];
+  await new Promise((r) => setTimeout(r, 50));
+  const refused = await app.inject({ method: 'POST', url: '/echo', headers: { 'content-type': 'application/json' }, payload: body(4_000) });
+  t.equal(refused.statusCode, 503);
+  t.equal(refused.json().code, 'BUSY');
+  const fits = await app.inject({ method: 'POST', url: '/echo', headers: { 'content-type': 'application/json' }, payload: body(3_000) });
+  t.equal(fits.statusCode, 200, 'a body that fits the rest of the budget passes');
+
+  release();
+  for (const answer of await Promise.all(held)) t.equal(answer.statusCode, 200);
+  const again = await app.inject({ method: 'POST', url: '/echo', headers: { 'content-type': 'application/json' }, payload: body(15_000) });
+  t.equal(again.statusCode, 200, 'the declared lengths were returned');
+  t.same(again.json(), { size: 15_010 });
+});
