@@ -166,7 +166,7 @@ async function main(): Promise<void> {
       { name: `conversations, ${MESSAGES.toLocaleString('en-US')} messages, limit=50 (50 clients at once)`, target: 'p99 < 5 × p50',
         connections: 50, path: (b) => conversations(b, big!.id, '?filter=all&limit=50', b.bigCookie), check: (p50, p99) => p99 < 5 * p50 },
     ];
-    const FLOOD = '3 MB non-ASCII callbacks with a wrong signature, 4 at once, /healthz timed meanwhile';
+    const FLOOD = '3 MB flood: non-ASCII callbacks with a wrong signature, 4 at once, /healthz timed meanwhile';
     const selected = <T extends { name: string; optional?: boolean }>(list: T[]) =>
       list.filter((s) => ONLY.test(s.name) && (!s.optional || process.env.BENCH_ONLY !== undefined));
 
