@@ -1,5 +1,6 @@
-// Starting and stopping the servers under test as child processes, each on its own free port.
+// Starting and stopping the servers under test as child processes, each on its own free port; their CPU time and memory.
 import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 
 export function freePort(): Promise<number> {
@@ -40,4 +41,34 @@ export async function startServer(script: string, env: Record<string, string>, r
       child.kill('SIGTERM');
     }),
   };
+}
+
+const TICKS_PER_SECOND = 100; // USER_HZ on Linux (`getconf CLK_TCK`)
+
+/** CPU seconds (user + system, all threads) a process has used so far, from /proc/<pid>/stat (Linux). */
+export function cpuSeconds(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / TICKS_PER_SECOND;
+}
+
+/**
+ * CPU seconds once the process is idle (no tick used in 200 ms, at most 5 s): work a server does after its answers
+ * (a callback's processing) counts for the run that caused it, and not for the next one.
+ */
+export async function settledCpuSeconds(pid: number): Promise<number> {
+  const deadline = Date.now() + 5_000;
+  let last = cpuSeconds(pid);
+  for (;;) {
+    await new Promise((r) => setTimeout(r, 200));
+    const now = cpuSeconds(pid);
+    if (now - last < 0.5 / TICKS_PER_SECOND || Date.now() > deadline) return now;
+    last = now;
+  }
+}
+
+/** Peak resident set size of a process in MB, from the kernel's high-water mark (Linux). */
+export function peakRssMb(pid: number): number {
+  const match = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return match ? Number(match[1]) / 1024 : Number.NaN;
 }

@@ -1,25 +1,84 @@
-// `npm run bench`: the gateway's hot paths against references measured in the same run, in interleaved
-// rounds: bare Fastify for /healthz and callbacks, the sandbox network called directly for sends.
-// Prints each ratio's median (min–max over rounds), listing latencies per round, and the gateway's peak RSS.
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+// `npm run bench [-- --against <git ref>]`: the gateway's hot paths against references measured in the same rounds.
+// Every server is a process of its own (bare Fastify, the sandbox network, the gateway, and the ref's gateway with
+// --against) and so is the load generator (loadgen.ts, raw sockets). Rounds interleave the sides of each scenario;
+// per scenario it prints req/s, the ratio to the reference within each round and the server's CPU µs per request
+// (from /proc/<pid>/stat), as medians with min–max over the rounds; listing latencies, the 3 MB flood and peak RSS.
+import { createHash } from 'node:crypto';
+import { cpSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { MESSAGING_PRODUCT } from '../schemas/network';
-import { createHash } from 'node:crypto';
-import { inboundPayload, inboundTextPayload, statusCallbackPayload } from '../src/sandbox/server';
-import { median, run, sequential, spread, type Load, type Result, type Target } from './load';
+import { buildRef, currentLabel, type RefBuild } from './against';
+import type { BodyKind } from './bodies';
+import type { Answer, Job, Side, Summary } from './loadgen';
+import { startLoadGenerator, type LoadGenerator } from './loadgen-client';
+import { peakRssMb, settledCpuSeconds, startServer, type Running } from './processes';
 import { BENCH_PASSWORD, bigUser, seed, smallUser } from './seed';
-import { startServer, type Running } from './processes';
 
-const SECONDS = Number(process.env.BENCH_SECONDS ?? 8);
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const MESSAGES = Number(process.env.BENCH_MESSAGES ?? 100_000);
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
+const PIPELINING = Number(process.env.BENCH_PIPELINING ?? 2);
+/** Seconds each side of a scenario runs before its first round: a fresh process needs a few seconds of JIT. */
+const WARMUP = Number(process.env.BENCH_WARMUP ?? 3);
 /** Only the scenarios whose name matches (a regular expression), e.g. BENCH_ONLY=send. */
 const ONLY = new RegExp(process.env.BENCH_ONLY ?? '', 'i');
 const APP_SECRET = 'bench-app-secret';
+const WEBHOOK = '/api/messaging/webhook';
+const ROOT = join(__dirname, '..', '..');
 
-interface Pair { name: string; target: string; reference: Target; gateway: Target; load: Load }
-interface Latency { name: string; target: string; gateway: Target; connections: number; check: (r: Result) => boolean }
+const args = process.argv.slice(2);
+const againstAt = args.indexOf('--against');
+const AGAINST = againstAt === -1 ? undefined : args[againstAt + 1];
+if (againstAt !== -1 && !AGAINST) throw new Error('--against needs a git ref, e.g. --against b15a796');
+
+interface Build { label: string; gateway: Running; bigCookie: string; smallCookie: string }
+/** One side of a throughput scenario: where the requests go, which body, and whose CPU is read. */
+interface Sided { label: string; pid: number; side: Side; body?: BodyKind; signWith?: string }
+interface Throughput {
+  name: string; target: string; minimum: number; maxP99?: number; optional?: boolean;
+  reference: (b: Build) => Sided; gateway: (b: Build) => Sided; connections?: number; pipelining?: number;
+}
+interface Listing { name: string; target: string; check: (p50: number, p99: number) => boolean; path: (b: Build) => Side; connections: number }
+interface Run { rps: number; cpuUs: number; p50: number; p99: number; errors: number; count: number; statuses: Record<string, number> }
+
+let loadgen: LoadGenerator;
+const ask = (job: Job): Promise<Answer> => loadgen.ask(job);
+
+/** Runs `job` once the server `pid` is idle, and its CPU µs per request until it is idle again. */
+async function measured(pid: number, job: Job): Promise<{ answer: Answer; run: Run }> {
+  const before = await settledCpuSeconds(pid);
+  const answer = await ask(job);
+  const cpu = (await settledCpuSeconds(pid)) - before;
+  const r = answer.result!;
+  return { answer, run: { rps: r.rps, cpuUs: (cpu / Math.max(r.count, 1)) * 1e6, p50: r.p50, p99: r.p99, errors: r.errors, count: r.count, statuses: r.statuses } };
+}
+
+// ---- statistics and tables -------------------------------------------------------------------------------------
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+}
+const fixed = (n: number, digits: number) => n.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
+/** `median (min–max)` with `digits` decimals. */
+function spread(values: number[], digits: number): string {
+  if (values.length === 0) return '–';
+  return values.length === 1 ? fixed(values[0]!, digits) : `${fixed(median(values), digits)} (${fixed(Math.min(...values), digits)}–${fixed(Math.max(...values), digits)})`;
+}
+/** Errors over all runs, with the statuses other than 2xx (a status of 0 is a connection the server closed). */
+function errorsOf(list: Run[]): string {
+  const errors = list.reduce((a, r) => a + r.errors, 0);
+  const other: Record<string, number> = {};
+  for (const r of list) for (const [status, count] of Object.entries(r.statuses)) if (!status.startsWith('2')) other[status] = (other[status] ?? 0) + count;
+  const detail = Object.entries(other).map(([status, count]) => `${count} × ${status}`).join(', ');
+  return detail ? `${errors} (${detail})` : String(errors);
+}
+const push = <T>(map: Map<string, T[]>, key: string, value: T) => map.set(key, [...(map.get(key) ?? []), value]);
+
+// ---- setup -------------------------------------------------------------------------------------------------------
 
 /** Uploads a small image to the sandbox network, as a sender's phone would: the media every inbound-media callback names. */
 async function uploadImage(sandboxUrl: string, phoneNumberId: string, token: string): Promise<{ id: string; sha256: string }> {
@@ -41,133 +100,192 @@ async function login(url: string, email: string): Promise<string> {
   return (response.headers.get('set-cookie') ?? '').split(';')[0]!;
 }
 
-/** Peak resident set size of a child process, from the kernel's high-water mark (Linux). */
-function peakRssMb(pid: number): number {
-  const match = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-  return match ? Number(match[1]) / 1024 : Number.NaN;
-}
+const portOf = (running: Running) => Number(new URL(running.url).port);
 
 async function main(): Promise<void> {
+  const log = (line: string) => process.stderr.write(line);
   const dir = mkdtempSync(join(tmpdir(), 'gateway-bench-'));
   const servers: Running[] = [];
+  let ref: RefBuild | undefined;
+  loadgen = startLoadGenerator();
   try {
-    const databasePath = join(dir, 'bench.db');
-    process.stderr.write(`seeding ${MESSAGES} + 1000 messages…\n`);
-    const [big, small] = await seed(databasePath, [bigUser(MESSAGES, 20_000), smallUser()]);
+    if (AGAINST) ref = buildRef(ROOT, AGAINST, log);
+    log(`seeding ${MESSAGES} + 1000 messages…\n`);
+    const [big, small] = await seed(join(dir, 'seed', 'bench.db'), [bigUser(MESSAGES, 20_000), smallUser()]);
     const baseline = await startServer(join(__dirname, 'baseline-server.js'), {}, '/');
+    servers.push(baseline);
     const sandbox = await startServer(join(__dirname, 'sandbox-process.js'),
       { SANDBOX_PHONE_NUMBER_ID: big!.phoneNumberId, SANDBOX_TOKEN: big!.token }, '/_sandbox/requests');
-    const gateway = await startServer(join(__dirname, '..', 'src', 'server.js'), {
-      DATABASE_PATH: databasePath, LOG_LEVEL: 'warn', MESSAGING_APP_SECRET: APP_SECRET, MESSAGING_VERIFY_TOKEN: 'bench',
-      JWT_SECRET: 'bench-jwt-secret-bench-jwt-secret-0123', MESSAGING_API_URL: `${sandbox.url}/v23.0`,
-      // As `npm start` and the systemd unit of the README run it.
-      MALLOC_ARENA_MAX: process.env.MALLOC_ARENA_MAX ?? '2',
-    });
-    servers.push(baseline, sandbox, gateway);
-    const bigCookie = await login(gateway.url, 'big@bench.local');
-    const smallCookie = await login(gateway.url, 'small@bench.local');
+    servers.push(sandbox);
 
-    let n = 0;
-    const contact = () => String(15550000000 + (n % big!.contacts));
-    const statusBody = () => {
-      const i = n++;
-      const status = (['sent', 'delivered', 'read'] as const)[Math.floor(i / big!.wamids.length) % 3]!;
-      return JSON.stringify(statusCallbackPayload(big!.phoneNumberId,
-        { wamid: big!.wamids[i % big!.wamids.length]!, status, recipient: contact(), timestamp: 1_700_000_000 + i }));
+    // Each build gets its own copy of the seeded database (and the token key file beside it).
+    const startGateway = async (label: string, script: string, name: string): Promise<Build> => {
+      cpSync(join(dir, 'seed'), join(dir, name), { recursive: true });
+      const gateway = await startServer(script, {
+        DATABASE_PATH: join(dir, name, 'bench.db'), LOG_LEVEL: 'warn', MESSAGING_APP_SECRET: APP_SECRET, MESSAGING_VERIFY_TOKEN: 'bench',
+        JWT_SECRET: 'bench-jwt-secret-bench-jwt-secret-0123', MESSAGING_API_URL: `${sandbox.url}/v23.0`,
+        // As `npm start` and the systemd unit of the README run it.
+        MALLOC_ARENA_MAX: process.env.MALLOC_ARENA_MAX ?? '2',
+      });
+      servers.push(gateway);
+      return { label, gateway, bigCookie: await login(gateway.url, 'big@bench.local'), smallCookie: await login(gateway.url, 'small@bench.local') };
     };
-    const inboundBody = () => {
-      const i = n++;
-      return JSON.stringify(inboundTextPayload(big!.phoneNumberId,
-        { wamid: `wamid.benchin${process.pid}.${i}`, from: contact(), name: 'Bench', text: `inbound ${i}`, timestamp: Math.floor(Date.now() / 1000) }));
-    };
+    const builds: Build[] = [];
+    if (ref) builds.push(await startGateway(ref.label, ref.server, 'ref'));
+    builds.push(await startGateway(`${currentLabel(ROOT)} (this tree)`, join(__dirname, '..', 'src', 'server.js'), 'current'));
+
     const image = await uploadImage(sandbox.url, big!.phoneNumberId, big!.token);
-    // Each one queues a 64 KB download that the gateway's worker fetches from the sandbox while later scenarios run.
-    const inboundMediaBody = () => {
-      const i = n++;
-      return JSON.stringify(inboundPayload(big!.phoneNumberId, {
-        wamid: `wamid.benchmedia${process.pid}.${i}`, from: contact(), name: 'Bench', timestamp: Math.floor(Date.now() / 1000),
-        media: { type: 'image', id: image.id, mime_type: 'image/jpeg', sha256: image.sha256, caption: `photo ${i}` },
-      }));
-    };
-    const sendBody = () => JSON.stringify({ to: contact(), type: 'text', text: { body: `bench ${n++}` } });
-    const wireBody = () => JSON.stringify({ messaging_product: MESSAGING_PRODUCT, recipient_type: 'individual', to: contact(), type: 'text', text: { body: `bench ${n++}` } });
+    await ask({ kind: 'setup', data: { phoneNumberId: big!.phoneNumberId, wamids: big!.wamids, contacts: big!.contacts, image } });
 
-    const webhook = '/api/messaging/webhook';
-    const pairs: Pair[] = [
-      { name: 'GET /healthz', target: '≈ 1', reference: { url: baseline.url, path: '/healthz' }, gateway: { url: gateway.url, path: '/healthz' },
-        load: { method: 'GET', connections: 50, seconds: SECONDS } },
-      { name: 'POST /api/message/send vs the sandbox called directly', target: '≥ 0.18',
-        reference: { url: sandbox.url, path: `/v23.0/${big!.phoneNumberId}/messages`, headers: { authorization: `Bearer ${big!.token}` } },
-        gateway: { url: gateway.url, path: '/api/message/send', headers: { cookie: bigCookie } },
-        load: { method: 'POST', connections: 50, seconds: SECONDS, body: sendBody } },
-      { name: 'signed status callbacks', target: '≥ 0.35', reference: { url: baseline.url, path: webhook }, gateway: { url: gateway.url, path: webhook },
-        load: { method: 'POST', connections: 50, seconds: SECONDS, body: statusBody, signWith: APP_SECRET } },
-      { name: 'signed inbound-message callbacks', target: '≥ 0.25', reference: { url: baseline.url, path: webhook }, gateway: { url: gateway.url, path: webhook },
-        load: { method: 'POST', connections: 50, seconds: SECONDS, body: inboundBody, signWith: APP_SECRET } },
-      { name: 'signed inbound media callbacks (each queues a download)', target: '≥ 0.25', reference: { url: baseline.url, path: webhook },
-        gateway: { url: gateway.url, path: webhook },
-        load: { method: 'POST', connections: 50, seconds: SECONDS, body: inboundMediaBody, signWith: APP_SECRET } },
+    const bare = (path: string, method: 'GET' | 'POST', body?: BodyKind): Sided =>
+      ({ label: 'bare Fastify (reference)', pid: baseline.pid, side: { port: portOf(baseline), path, method }, body });
+    const ours = (b: Build, path: string, method: 'GET' | 'POST', body?: BodyKind, headers?: Record<string, string>): Sided =>
+      ({ label: b.label, pid: b.gateway.pid, side: { port: portOf(b.gateway), path, method, headers }, body, signWith: body ? APP_SECRET : undefined });
+    const throughputs: Throughput[] = [
+      { name: 'signed status callbacks', target: '≥ 0.35×, p99 < 50 ms', minimum: 0.35, maxP99: 50,
+        reference: () => bare(WEBHOOK, 'POST', 'status'), gateway: (b) => ours(b, WEBHOOK, 'POST', 'status') },
+      { name: 'signed inbound-message callbacks', target: '≥ 0.25×', minimum: 0.25,
+        reference: () => bare(WEBHOOK, 'POST', 'inbound'), gateway: (b) => ours(b, WEBHOOK, 'POST', 'inbound') },
+      { name: 'POST /api/message/send vs the sandbox called directly', target: '≥ 0.18×', minimum: 0.18,
+        reference: () => ({ label: 'sandbox network (reference)', pid: sandbox.pid, body: 'wire',
+          side: { port: portOf(sandbox), path: `/v23.0/${big!.phoneNumberId}/messages`, method: 'POST', headers: { authorization: `Bearer ${big!.token}` } } }),
+        gateway: (b) => ({ ...ours(b, '/api/message/send', 'POST', undefined, { cookie: b.bigCookie }), body: 'send' }) },
+      { name: 'GET /healthz', target: '≈ 1×', minimum: 0, reference: () => bare('/healthz', 'GET'), gateway: (b) => ours(b, '/healthz', 'GET') },
+      // Each queues a 64 KB download that the gateway fetches later: only when BENCH_ONLY names it (its downloads would
+      // be counted to the CPU of the scenarios after it).
+      { name: 'signed inbound media callbacks', target: '≥ 0.25×', minimum: 0.25, optional: true,
+        reference: () => bare(WEBHOOK, 'POST', 'inbound-media'), gateway: (b) => ours(b, WEBHOOK, 'POST', 'inbound-media') },
     ];
-    // The send reference gets the wire body, the gateway its own API body.
-    const referenceLoad = (pair: Pair): Load => (pair.reference.url === sandbox.url ? { ...pair.load, body: wireBody } : pair.load);
-    const conversations = (id: number, query: string) => `/api/user/${id}/conversations${query}`;
-    const latencies: Latency[] = [
-      { name: 'conversations, 1,000 messages, ?filter=all (1 client)', target: 'p50 < 2 ms',
-        gateway: { url: gateway.url, path: conversations(small!.id, '?filter=all'), headers: { cookie: smallCookie } }, connections: 1,
-        check: (r) => r.p50 < 2 },
-      { name: `conversations, ${MESSAGES} messages, ?filter=all&limit=50 (1 client)`, target: 'p50 < 15 ms, p99 < 5 × p50',
-        gateway: { url: gateway.url, path: conversations(big!.id, '?filter=all&limit=50'), headers: { cookie: bigCookie } }, connections: 1,
-        check: (r) => r.p50 < 15 && r.p99 < 5 * r.p50 },
-      { name: `conversations, ${MESSAGES} messages, limit=50 (50 clients at once)`, target: 'p99 < 5 × p50',
-        gateway: { url: gateway.url, path: conversations(big!.id, '?filter=all&limit=50'), headers: { cookie: bigCookie } }, connections: 50,
-        check: (r) => r.p99 < 5 * r.p50 },
+    const conversations = (b: Build, id: number, query: string, cookie: string): Side =>
+      ({ port: portOf(b.gateway), path: `/api/user/${id}/conversations${query}`, method: 'GET', headers: { cookie } });
+    const listings: Listing[] = [
+      { name: 'conversations, 1,000 messages, ?filter=all (1 client)', target: 'p50 < 2 ms', connections: 1,
+        path: (b) => conversations(b, small!.id, '?filter=all', b.smallCookie), check: (p50) => p50 < 2 },
+      { name: `conversations, ${MESSAGES.toLocaleString('en-US')} messages, ?filter=all&limit=50 (1 client)`, target: 'worst-round p50 < 15 ms, p99 < 5 × p50',
+        connections: 1, path: (b) => conversations(b, big!.id, '?filter=all&limit=50', b.bigCookie), check: (p50, p99) => p50 < 15 && p99 < 5 * p50 },
+      { name: `conversations, ${MESSAGES.toLocaleString('en-US')} messages, limit=50 (50 clients at once)`, target: 'p99 < 5 × p50',
+        connections: 50, path: (b) => conversations(b, big!.id, '?filter=all&limit=50', b.bigCookie), check: (p50, p99) => p99 < 5 * p50 },
     ];
+    const FLOOD = '3 MB flood: non-ASCII callbacks with a wrong signature, 4 at once, /healthz timed meanwhile';
+    const selected = <T extends { name: string; optional?: boolean }>(list: T[]) =>
+      list.filter((s) => ONLY.test(s.name) && (!s.optional || process.env.BENCH_ONLY !== undefined));
 
+    const runs = new Map<string, Run[]>(); // key: scenario \u0000 side label
     const ratios = new Map<string, number[]>();
-    const gatewayRuns = new Map<string, Result[]>();
-    const latencyRuns = new Map<string, Result[]>();
+    const listingRuns = new Map<string, Run[]>();
+    const floodRuns = new Map<string, { big: Run; probe: Summary }[]>();
+    // The peak before the first 3 MB flood (the target's figure) and the peak with it.
+    const rssBeforeFlood = new Map<string, number>();
+    const key = (...parts: string[]) => parts.join('\u0000');
     for (let round = 1; round <= ROUNDS; round++) {
-      for (const pair of pairs.filter((p) => ONLY.test(p.name))) {
-        process.stderr.write(`round ${round}: ${pair.name}…\n`);
-        // Alternate who goes first, so warm-up and database growth do not favour one side.
-        const reference = async () => run(pair.reference, referenceLoad(pair));
-        const ours = async () => run(pair.gateway, pair.load);
-        const [ref, gw] = round % 2 === 1 ? [await reference(), await ours()] : await (async () => { const g = await ours(); return [await reference(), g]; })();
-        ratios.set(pair.name, [...(ratios.get(pair.name) ?? []), gw.rps / ref.rps]);
-        gatewayRuns.set(pair.name, [...(gatewayRuns.get(pair.name) ?? []), gw]);
+      for (const scenario of selected(throughputs)) {
+        // Each round another side goes first, so warm-up, database growth and neighbours' load favour none.
+        const sides = [scenario.reference(builds[0]!), ...builds.map((b) => scenario.gateway(b))];
+        const order = sides.map((_, i) => sides[(i + round - 1) % sides.length]!);
+        const rps = new Map<string, number>();
+        for (const side of order) {
+          log(`round ${round}/${ROUNDS}: ${scenario.name} — ${side.label}…\n`);
+          const job: Job = { kind: 'load', side: side.side, body: side.body, signWith: side.signWith,
+            connections: scenario.connections ?? CONNECTIONS, pipelining: scenario.pipelining ?? PIPELINING, seconds: SECONDS };
+          if (round === 1 && WARMUP > 0) await ask({ ...job, seconds: WARMUP }); // not counted
+          const { run } = await measured(side.pid, job);
+          push(runs, key(scenario.name, side.label), run);
+          rps.set(side.label, run.rps);
+        }
+        for (const b of builds) push(ratios, key(scenario.name, b.label), rps.get(b.label)! / rps.get(sides[0]!.label)!);
       }
-      for (const latency of latencies.filter((l) => ONLY.test(l.name))) {
-        process.stderr.write(`round ${round}: ${latency.name}…\n`);
-        const result = latency.connections === 1 ? await sequential(latency.gateway, SECONDS)
-          : await run(latency.gateway, { method: 'GET', connections: latency.connections, seconds: SECONDS });
-        latencyRuns.set(latency.name, [...(latencyRuns.get(latency.name) ?? []), result]);
+      for (const listing of selected(listings)) {
+        for (const b of round % 2 === 1 ? builds : [...builds].reverse()) {
+          log(`round ${round}/${ROUNDS}: ${listing.name} — ${b.label}…\n`);
+          const { run } = await measured(b.gateway.pid, { kind: 'load', side: listing.path(b), connections: listing.connections, pipelining: 1, seconds: SECONDS });
+          push(listingRuns, key(listing.name, b.label), run);
+        }
+      }
+      if (ONLY.test(FLOOD)) {
+        if (round === 1) for (const b of builds) rssBeforeFlood.set(b.label, peakRssMb(b.gateway.pid));
+        for (const b of round % 2 === 1 ? builds : [...builds].reverse()) {
+          log(`round ${round}/${ROUNDS}: 3 MB flood — ${b.label}…\n`);
+          const { answer, run } = await measured(b.gateway.pid, { kind: 'flood', side: { port: portOf(b.gateway), path: WEBHOOK, method: 'POST' },
+            body: 'big-unsigned', signWith: APP_SECRET, connections: 4, probe: { port: portOf(b.gateway), path: '/healthz', method: 'GET' },
+            seconds: SECONDS, expect: 401 });
+          push(floodRuns, b.label, { big: run, probe: answer.probe! });
+        }
       }
     }
 
-    const rows = ['| scenario | target | ratio, median (min–max) | gateway req/s | gateway p50 / p99 ms | non-2xx | met |', '|---|---|---|---|---|---|---|'];
-    for (const pair of pairs.filter((p) => ratios.has(p.name))) {
-      const values = ratios.get(pair.name)!;
-      const runs = gatewayRuns.get(pair.name)!;
-      const minimum = Number(/[0-9.]+/.exec(pair.target)?.[0] ?? 0);
-      const met = pair.target.startsWith('≥') ? (median(values) >= minimum ? 'yes' : 'NO') : '';
-      rows.push(`| ${pair.name} | ${pair.target} | ${spread(values, 3)} | ${median(runs.map((r) => r.rps)).toFixed(0)} | `
-        + `${median(runs.map((r) => r.p50))} / ${median(runs.map((r) => r.p99))} | ${runs.reduce((a, r) => a + r.errors, 0)} | ${met} |`);
+    // ---- report ----------------------------------------------------------------------------------------------
+    const out: string[] = [];
+    out.push(`\n${ROUNDS} interleaved rounds of ${SECONDS} s per run; load generator in its own process (raw sockets, `
+      + `${CONNECTIONS} connections × ${PIPELINING} pipelined); ${MESSAGES.toLocaleString('en-US')} + 1,000 messages seeded; node ${process.version}`);
+    out.push('Figures: median (min–max) over the rounds. ratio = gateway req/s ÷ reference req/s within the same round. '
+      + 'CPU = server CPU time (user + system, all threads, from /proc/<pid>/stat) per request, the figure least moved by other load on the machine.\n');
+    out.push('| scenario | side | req/s | ratio | server CPU µs/request | p50 / p99 ms | errors | target | met |', '|---|---|---|---|---|---|---|---|---|');
+    const verdicts: string[] = [];
+    for (const scenario of selected(throughputs)) {
+      const sides = [scenario.reference(builds[0]!), ...builds.map((b) => scenario.gateway(b))];
+      for (const side of sides) {
+        const list = runs.get(key(scenario.name, side.label)) ?? [];
+        if (list.length === 0) continue;
+        const ratio = ratios.get(key(scenario.name, side.label));
+        let met = '';
+        if (ratio && scenario.minimum > 0) {
+          met = median(ratio) >= scenario.minimum && (scenario.maxP99 === undefined || median(list.map((r) => r.p99)) < scenario.maxP99) ? 'yes' : 'NO';
+        }
+        out.push(`| ${side === sides[0] ? scenario.name : ''} | ${side.label} | ${spread(list.map((r) => r.rps), 0)} | ${ratio ? spread(ratio, 3) : '1'} | `
+          + `${spread(list.map((r) => r.cpuUs), 0)} | ${fixed(median(list.map((r) => r.p50)), 1)} / ${fixed(median(list.map((r) => r.p99)), 1)} | `
+          + `${errorsOf(list)} | ${side === sides[0] ? '' : scenario.target} | ${met} |`);
+      }
     }
-    const latencyRows = ['| listing | target | p50 ms per round | p99 ms per round | met in every round |', '|---|---|---|---|---|'];
-    for (const latency of latencies.filter((l) => latencyRuns.has(l.name))) {
-      const runs = latencyRuns.get(latency.name)!;
-      latencyRows.push(`| ${latency.name} | ${latency.target} | ${runs.map((r) => r.p50.toFixed(1)).join(', ')} | `
-        + `${runs.map((r) => r.p99.toFixed(1)).join(', ')} | ${runs.every(latency.check) ? 'yes' : 'NO'} |`);
+    out.push('', '| listing | build | p50 ms per round | worst p50 | p99 ms, median (min–max) | server CPU µs/request | target | met in every round |',
+      '|---|---|---|---|---|---|---|---|');
+    for (const listing of selected(listings)) {
+      for (const b of builds) {
+        const list = listingRuns.get(key(listing.name, b.label)) ?? [];
+        if (list.length === 0) continue;
+        out.push(`| ${b === builds[0] ? listing.name : ''} | ${b.label} | ${list.map((r) => fixed(r.p50, 2)).join(', ')} | ${fixed(Math.max(...list.map((r) => r.p50)), 2)} | `
+          + `${spread(list.map((r) => r.p99), 1)} | ${spread(list.map((r) => r.cpuUs), 0)} | ${listing.target} | ${list.every((r) => listing.check(r.p50, r.p99)) ? 'yes' : 'NO'} |`);
+      }
     }
-    console.log(`\n${MESSAGES} + 1000 messages seeded, ${ROUNDS} interleaved rounds of ${SECONDS} s per run, node ${process.version}\n`);
-    console.log(rows.join('\n'));
-    console.log('');
-    console.log(latencyRows.join('\n'));
-    const rss = peakRssMb(gateway.pid);
-    console.log(`\ngateway peak RSS: ${rss.toFixed(0)} MB (target < 300 MB: ${rss < 300 ? 'yes' : 'NO'})`);
+    if (floodRuns.size > 0) {
+      out.push('', `| ${FLOOD} | build | answered/s | server CPU ms per 3 MB body | /healthz p50 ms | /healthz p99 ms | answers |`, '|---|---|---|---|---|---|---|');
+      for (const b of builds) {
+        const list = floodRuns.get(b.label) ?? [];
+        const statuses = list.reduce<Record<string, number>>((all, r) => { for (const [s, c] of Object.entries(r.probe.statuses)) all[`healthz ${s}`] = (all[`healthz ${s}`] ?? 0) + c; return all; }, {});
+        out.push(`| | ${b.label} | ${spread(list.map((r) => r.big.rps), 1)} | ${spread(list.map((r) => r.big.cpuUs / 1000), 1)} | `
+          + `${spread(list.map((r) => r.probe.p50), 2)} | ${spread(list.map((r) => r.probe.p99), 1)} | `
+          + `${list.reduce((a, r) => a + r.big.count, 0)} × 401 expected, ${list.reduce((a, r) => a + r.big.errors, 0)} other; ${JSON.stringify(statuses)} |`);
+      }
+    }
+    out.push('');
+    for (const b of builds) {
+      const rss = rssBeforeFlood.get(b.label) ?? peakRssMb(b.gateway.pid);
+      const withFlood = rssBeforeFlood.has(b.label) ? `; with the 3 MB floods: ${fixed(peakRssMb(b.gateway.pid), 0)} MB` : '';
+      out.push(`peak RSS of ${b.label}: ${fixed(rss, 0)} MB (target < 300 MB: ${rss < 300 ? 'yes' : 'NO'})${withFlood}`);
+    }
+    if (ref) {
+      const [before, after] = builds as [Build, Build];
+      out.push('', `before → after (${before.label} → ${after.label}), medians:`);
+      for (const scenario of selected(throughputs)) {
+        const a = runs.get(key(scenario.name, before.label));
+        const z = runs.get(key(scenario.name, after.label));
+        if (!a || !z) continue;
+        const [ra, rz] = [median(ratios.get(key(scenario.name, before.label))!), median(ratios.get(key(scenario.name, after.label))!)];
+        const [ca, cz] = [median(a.map((r) => r.cpuUs)), median(z.map((r) => r.cpuUs))];
+        const slower = cz > ca * 1.05 || rz < ra * 0.95;
+        verdicts.push(`  ${scenario.name}: ${fixed(median(a.map((r) => r.rps)), 0)} → ${fixed(median(z.map((r) => r.rps)), 0)} req/s, ratio ${fixed(ra, 3)} → ${fixed(rz, 3)}, `
+          + `CPU ${fixed(ca, 0)} → ${fixed(cz, 0)} µs/request (${cz >= ca ? '+' : ''}${fixed((100 * (cz - ca)) / ca, 0)} %)${slower ? '  SLOWER' : ''}`);
+      }
+      out.push(...verdicts);
+    }
+    console.log(out.join('\n'));
   } finally {
+    loadgen.close();
     await Promise.all(servers.map((s) => s.stop()));
+    ref?.remove();
     rmSync(dir, { recursive: true, force: true });
   }
 }
-void main();
+void main().catch((error: unknown) => {
+  console.error(error);
+  process.exitCode = 1;
+});

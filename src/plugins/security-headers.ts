@@ -67,7 +67,9 @@ export const BASELINE_HEADERS: Readonly<Record<string, string>> = {
 export default fp(async function securityHeaders(app: FastifyInstance) {
   app.addHook('onRequest', helmetHook(API_DIRECTIVES));
   // What one caller may see (a session cookie, its users, its messages) never stays in a shared or browser cache.
-  app.addHook('onSend', async (request, reply) => {
+  // Callback-style: an async onSend costs a promise and a microtask turn on every answer.
+  app.addHook('onSend', (request, reply, payload, done) => {
     if (request.currentUser || reply.hasHeader('set-cookie')) reply.header('cache-control', 'no-store');
+    done(null, payload);
   });
 }, { name: 'security-headers', dependencies: ['auth'] });

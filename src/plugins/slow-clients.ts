@@ -16,6 +16,8 @@ declare module 'fastify' {
 const DEADLINE_CHECK_MS = 1000;
 /** Request-body bytes held at once, over all requests: ~20 webhook bodies at their 3 MB limit. */
 export const BODY_BUDGET_BYTES = 64 * 1024 * 1024;
+/** Bodies up to this declared size are counted from their headers on (4,096 silent sockets to fill the budget). */
+const COUNTED_WHOLE_BYTES = 16 * 1024;
 
 /**
  * Fastify server options: a request whose headers and body have not all arrived within REQUEST_TIMEOUT_MS is answered
@@ -34,7 +36,8 @@ const busy = () => new AppError(503, 'BUSY', 'Too many large requests are being 
 
 /**
  * The deadline bounds how long a body is held, not how many are: many clients each sending most of a large body would
- * still fill the memory. Bytes count from arrival until the answer is sent; a request that would overdraw gets 503.
+ * still fill the memory. Bytes count from arrival (a small body's declared length: from its headers) until the answer
+ * is sent; a request that would overdraw gets 503.
  */
 export default fp(async function slowClients(app: FastifyInstance, options: { budgetBytes?: number }) {
   const budget = options.budgetBytes ?? BODY_BUDGET_BYTES;
@@ -46,6 +49,19 @@ export default fp(async function slowClients(app: FastifyInstance, options: { bu
     // A route that streams its body on (config.streamsBody: media uploads) holds no more than a chunk: nothing to count,
     // and a second reader of the raw request here would stall it.
     if (request.routeOptions.config?.streamsBody) return payload;
+    // A small body with a declared length (callbacks, sends: nearly every request) is counted whole when its headers
+    // arrive: a counting stream per request cost more CPU than the rest of this hook. A length over the route's limit is
+    // left to Fastify's 413.
+    const declared = headers['transfer-encoding'] === undefined ? Number(headers['content-length']) : Number.NaN;
+    if (declared <= COUNTED_WHOLE_BYTES && declared <= request.routeOptions.bodyLimit) {
+      if (held + declared > budget) {
+        request.log.warn({ held, budget }, 'request-body budget exhausted: answering 503');
+        throw busy();
+      }
+      held += declared;
+      reply.raw.once('close', () => { held -= declared; });
+      return payload;
+    }
     let mine = 0;
     const counted = new Transform({
       transform(chunk: Buffer, _encoding, done) {

@@ -65,6 +65,17 @@ export function createInbox(deps: InboxDeps) {
     };
   }
 
+  // The callbacks of one writer batch run one after another in the same turn: they share one cache of users by phone
+  // number id (one lookup per batch, as before), dropped once the turn ends so that a changed user is seen next time.
+  let batchDeps: IngestDeps | undefined;
+  function ingestDepsOfTurn(): IngestDeps {
+    if (!batchDeps) {
+      batchDeps = ingestDepsNow();
+      queueMicrotask(() => { batchDeps = undefined; });
+    }
+    return batchDeps;
+  }
+
   /** Records one attempt; logs the event's death. */
   function settle(id: number, failed: boolean, notes: string | null, outcome: BatchOutcome, userId?: number): void {
     const settled = deps.events.settle(id, failed, notes, deps.now().getTime(), MAX_ATTEMPTS, userId);
@@ -111,7 +122,7 @@ export function createInbox(deps: InboxDeps) {
       const receivedAt = deps.now().getTime();
       return deps.writer.write(() => {
         const [id] = deps.events.append([{ receivedAt, rawBody }]);
-        processEvents([{ id: id!, receivedAt, payload }], ingestDepsNow());
+        processEvents([{ id: id!, receivedAt, payload }], ingestDepsOfTurn());
         return id!;
       });
     },
