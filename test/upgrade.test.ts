@@ -1,6 +1,6 @@
 // Upgrading a database of the previous release (its migrations end with 0004_media_archive: conversations keyed by phone number) loses
 // nothing: every conversation becomes a contact with the same id, and every message, status, media row and credit stays.
-import { cpSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { drizzle } from 'drizzle-orm/better-sqlite3';
@@ -62,6 +62,9 @@ function previousReleaseDatabase(dir: string): string {
   status.run(11, 'read', T0 + 18_000, null);
   status.run(12, 'failed', T0 + 21_000, JSON.stringify({ code: 131047, title: 'Re-engagement message', details: 'More than 24 hours' }));
   run(`INSERT INTO media_downloads (message_id, state, attempts, mime_type, size, settled_at) VALUES (2, 'stored', 1, 'image/jpeg', 10, ${T0})`);
+  // The previous release kept the archive in `media/` beside the database, one file per message id.
+  mkdirSync(join(dir, 'media'), { mode: 0o700 });
+  writeFileSync(join(dir, 'media', '2'), 'ten bytes!', { mode: 0o600 });
   run(`INSERT INTO media_downloads (message_id, state, attempts, error) VALUES (13, 'failed', 5, 'too_large')`);
   run(`INSERT INTO credit_usage (user_id, month, used) VALUES (1, '2026-11', 2)`);
   run(`INSERT INTO orphan_statuses (user_id, wamid, status, at, received_at) VALUES (1, 'wamid.unknown', 'sent', ${T0}, ${T0})`);
@@ -124,6 +127,9 @@ t.test('a database of the previous release upgrades at start-up without losing a
   }
   t.match(all.find((m) => m.id === 11), { origin: 'api', statuses: [{ status: 'sent' }, { status: 'delivered' }, { status: 'read' }] });
   t.match(all.find((m) => m.id === 2), { media: { id: 'm1', stored: true, url: '/api/media/2' } });
+  t.ok(existsSync(join(dir, 'gateway.media', '2')), "the archive moved to the database's own folder");
+  const file = await app.inject({ method: 'GET', url: '/api/media/2', headers: bearer(app, app.usersRepo.findById(1)!) });
+  t.equal(file.body, 'ten bytes!', 'the archived file is served after the upgrade');
   t.match(all.find((m) => m.id === 13), { media: { stored: false, error: 'too_large' } });
 
   // The upgraded contacts take new messages in their own conversation.
