@@ -223,8 +223,10 @@ t.test('usage: a month of sends by outcome and error code, credits, pricing; bad
   const { app, shop, adminAuth } = await setup(t);
   const to = '351911111111';
   const nov = Date.parse('2026-11-10T12:00:00.000Z');
-  outbound(app, shop.id, { to, at: nov, statuses: [['delivered', nov + 1000]] });
-  outbound(app, shop.id, { to, at: nov, statuses: [['read', nov + 2000]] });
+  const utility = { billable: true, pricing_model: 'PMP', type: 'regular', category: 'utility' };
+  const service = { billable: false, pricing_model: 'PMP', type: 'free_customer_service', category: 'service' };
+  outbound(app, shop.id, { to, at: nov, statuses: [['delivered', nov + 1000, undefined, utility]] });
+  outbound(app, shop.id, { to, at: nov, statuses: [['sent', nov + 1000, undefined, service], ['read', nov + 2000]] });
   outbound(app, shop.id, { to, at: nov, statuses: [['failed', nov + 1000, { code: 131047, title: 'Re-engagement message' }]] });
   outbound(app, shop.id, { to, at: nov, failed: { code: 131026, title: 'Undeliverable' } });
   outbound(app, shop.id, { to, at: nov, failed: { code: 131026, title: 'Undeliverable' } });
@@ -246,7 +248,7 @@ t.test('usage: a month of sends by outcome and error code, credits, pricing; bad
       by_status: { pending: 1, accepted: 1, sent: 0, delivered: 1, read: 1, failed: 3 },
       by_error_code: [{ code: '131026', count: 2 }, { code: '131047', count: 1 }],
     },
-    pricing: [],
+    pricing: [{ category: 'service', count: 1 }, { category: 'utility', count: 1 }],
   });
   const october = (await app.inject({ method: 'GET', url: `/api/user/${shop.id}/usage?month=2026-10`, headers: adminAuth })).json();
   t.match(october, { month: '2026-10', from: '2026-09-30T23:00:00.000Z', to: '2026-11-01T00:00:00.000Z', credits_used: 0, sends: { total: 1 } });

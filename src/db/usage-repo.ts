@@ -22,20 +22,11 @@ export function createUsageRepo(db: DB) {
   const lastActivity = client.prepare<[number], number | null>(
     'SELECT max(last_message_at) FROM conversations WHERE user_id = ?').pluck();
 
-  /**
-   * Pricing lives on a message column added with the contacts work (`pricing_json` or `pricing`, the network's pricing
-   * object as JSON). Until a database has it, there is nothing to count.
-   */
-  function pricingStatement() {
-    const columns = client.prepare<[], { name: string }>("SELECT name FROM pragma_table_info('messages')").all().map((c) => c.name);
-    const column = ['pricing_json', 'pricing'].find((name) => columns.includes(name));
-    if (!column) return undefined;
-    return client.prepare<[number, number, number], { category: string; n: number }>(`SELECT
-      coalesce(json_extract(${column}, '$.category'), 'unknown') AS category, count(*) AS n FROM messages
-      WHERE user_id = ? AND direction = 'outbound' AND status IN ('delivered', 'read') AND created_at >= ? AND created_at < ?
-        AND json_valid(${column}) GROUP BY 1 ORDER BY n DESC, category`);
-  }
-  let pricing: ReturnType<typeof pricingStatement> | null = null;
+  // The network's pricing object of each message (from its first status that carried one).
+  const pricing = client.prepare<[number, number, number], { category: string; n: number }>(`SELECT
+    coalesce(json_extract(pricing_json, '$.category'), 'unknown') AS category, count(*) AS n FROM messages
+    WHERE user_id = ? AND direction = 'outbound' AND status IN ('delivered', 'read') AND created_at >= ? AND created_at < ?
+      AND json_valid(pricing_json) GROUP BY 1 ORDER BY n DESC, category`);
 
   return {
     /** Outbound messages created in [from, to) by status, and the failed ones by the network's error code. */
@@ -47,8 +38,7 @@ export function createUsageRepo(db: DB) {
     },
     /** Delivered (or read) outbound messages created in [from, to) by the network's pricing category. */
     pricingCategories(userId: number, from: number, to: number): PricingCount[] {
-      if (pricing === null) pricing = pricingStatement();
-      return pricing?.all(userId, from, to).map((row) => ({ category: String(row.category), count: row.n })) ?? [];
+      return pricing.all(userId, from, to).map((row) => ({ category: String(row.category), count: row.n }));
     },
     /** What deleting the user takes with it (the rows that cascade, and the archived media files). */
     holdings: (userId: number) => holdings.get(userId, userId, userId, userId)!,
