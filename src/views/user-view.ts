@@ -14,6 +14,7 @@ export function publicUser(user: UserRow, creditsUsed: number): User {
     messaging_phone_number_id: user.messagingPhoneNumberId,
     messaging_token_set: user.messagingToken !== null,
     monthly_credits: user.monthlyCredits,
+    messaging_rate: user.messagingRate,
     credits_used: creditsUsed,
     credits_remaining: Math.max(0, user.monthlyCredits - creditsUsed),
     created_at: new Date(user.createdAt).toISOString(),
