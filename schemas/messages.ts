@@ -1,6 +1,7 @@
 // Schemas of the send endpoints (SPEC §5, §12): request bodies, the 201 answer, and errors carrying `upstream`.
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { ErrorResponse, Nullable, RequestBody, Timestamp } from './common';
+import { QueueFields } from './message-queue';
 import { LIST_ROWS_MAX, NetworkLocation, NetworkMedia, NetworkSendRequests, type NetworkMessageType } from './network-send';
 
 export const PhoneNumber = Type.String({
@@ -65,8 +66,8 @@ export const FREE_FORM_TYPES = Object.keys(FREE_FORM_EXAMPLES) as FreeFormType[]
 function freeForm<K extends FreeFormType>(type: K) {
   const content = (NetworkSendRequests[type as NetworkMessageType].properties as unknown as Record<string, TSchema>)[type]!;
   return RequestBody({
-    to: PhoneNumber, type: Type.Literal(type), [type]: Readable(content), context: Context,
-  } as { to: typeof PhoneNumber; type: ReturnType<typeof Type.Literal<K>>; context: typeof Context } & Record<K, TSchema>, {
+    to: PhoneNumber, type: Type.Literal(type), [type]: Readable(content), context: Context, ...QueueFields,
+  } as { to: typeof PhoneNumber; type: ReturnType<typeof Type.Literal<K>>; context: typeof Context } & typeof QueueFields & Record<K, TSchema>, {
     title: type, example: { to: '15551234567', type, ...FREE_FORM_EXAMPLES[type] },
   });
 }
@@ -76,7 +77,7 @@ const members = FREE_FORM_TYPES.map(freeForm);
 export type FreeFormContent<K extends FreeFormType> = Static<(typeof NetworkSendRequests)[K]> extends infer B
   ? (B extends Record<K, infer C> ? C : never) : never;
 /** The static type of a send body: the network's own types, by `type`. */
-export type SendBody = { to: string; context?: Static<typeof Context>; token?: string } & {
+export type SendBody = { to: string; context?: Static<typeof Context>; token?: string; send_at?: string; expires_at?: string } & {
   [K in FreeFormType]: { type: K } & { [P in K]: FreeFormContent<K> }
 }[FreeFormType];
 
@@ -121,6 +122,7 @@ export const SendTemplateBody = RequestBody({
   param5: Type.Optional(TemplateParam),
   header: Type.Optional(TemplateHeader),
   buttons: Type.Optional(Type.Array(TemplateButton, { minItems: 1, maxItems: 10 })),
+  ...QueueFields,
 }, {
   description: 'param1…param5 become, in order, the text parameters of the template body (no gaps: param4 needs param3, param5 needs param4); '
     + '`header` and `buttons` become the header and button components (order: header, body, buttons)',

@@ -28,6 +28,9 @@ export type OutboundMessage =
   }
   | FreeForm;
 
+/** Per send: a wait before each attempt (the pacer's turn), and fewer attempts than 3 (the queue handles throttling itself). */
+export interface SendOptions { beforeAttempt?: (attempt: number) => Promise<unknown>; attempts?: number }
+
 export interface MessagingAccount { phoneNumberId: string; token: string }
 
 export interface MessagingClientOptions {
@@ -141,23 +144,29 @@ export function createMessagingClient(options: MessagingClientOptions) {
     budgetMs: 2 * timeoutMs,
 
     /** Sends one message; never throws. At most 3 attempts within 2 × the timeout. */
-    async send(account: MessagingAccount, message: OutboundMessage): Promise<SendResult> {
+    send: (account: MessagingAccount, message: OutboundMessage, sendOptions?: SendOptions): Promise<SendResult> =>
+      sendPayload(account, JSON.stringify(wireBody(message)), message.to, sendOptions),
+    /** Sends a stored wire body (a queued message) to `to`; as `send`. */
+    sendPayload,
+
+    close: (): Promise<void> => pool.close(),
+  };
+
+  async function sendPayload(account: MessagingAccount, payload: string, to: string, sendOptions: SendOptions = {}): Promise<SendResult> {
       const path = `${basePath}/${encodeURIComponent(account.phoneNumberId)}/messages`;
-      const payload = JSON.stringify(wireBody(message));
       const deadline = clock.now() + 2 * timeoutMs;
+      const attempts = sendOptions.attempts ?? MAX_ATTEMPTS;
       for (let n = 1; ; n++) {
+        await sendOptions.beforeAttempt?.(n);
         const startedAt = performance.now();
-        const outcome = await attempt(path, account.token, payload, message.to, Math.min(timeoutMs, deadline - clock.now()));
+        const outcome = await attempt(path, account.token, payload, to, Math.min(timeoutMs, deadline - clock.now()));
         options.observe?.(outcome.result, (performance.now() - startedAt) / 1000);
-        if (!outcome.retry || n === MAX_ATTEMPTS) return outcome.result;
+        if (!outcome.retry || n >= attempts) return outcome.result;
         const wait = Math.max(backoffMs(n), outcome.retryAfterMs ?? 0);
         // A retry needs at least half a timeout left after its wait, or it is not worth starting.
         if (clock.now() + wait + timeoutMs / 2 > deadline) return outcome.result;
         await clock.sleep(wait);
       }
-    },
-
-    close: (): Promise<void> => pool.close(),
-  };
+  }
 }
 export type MessagingClient = ReturnType<typeof createMessagingClient>;

@@ -21,5 +21,7 @@ export default fp(async function metrics(app: FastifyInstance, options: { proces
     // Read at scrape time: the media archive registers after this plugin.
     mediaDownloads: () => app.mediaDownloads.stats(),
     processMetrics: options.processMetrics ?? false,
+    // Read at scrape time: the send queue registers after this plugin.
+    sendQueue: () => app.sendQueue.metrics(),
   }));
 }, { name: 'metrics', dependencies: ['db'] });

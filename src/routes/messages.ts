@@ -7,21 +7,24 @@ import { ErrorResponse, errors, withHeaders } from '../../schemas/common';
 import {
   IdempotencyHeaders, SendAnswer, SendBadGatewayResponse, SendBody, SendStorageResponse, SendTemplateBody, UpstreamErrorResponse,
 } from '../../schemas/messages';
+import { QueuedMessage, QueueHeaders } from '../../schemas/message-queue';
 import { AppError } from '../errors';
 import { freeFormMessage, templateMessage } from '../services/outbound-message';
 import { sendMessage, type SendDeps, type SendOutcome } from '../services/send-message';
+import { queueMessage, type QueueOutcome } from '../services/queue-message';
 
 const messages: FastifyPluginAsyncTypebox = async (app) => {
   const deps: SendDeps = {
     writer: app.writer, messages: app.messagesRepo, credits: app.creditsRepo, idempotency: app.idempotencyRepo,
     client: app.messagingClient, tracker: app.sendTracker, timezone: app.config.timezone, now: app.now,
-    openToken: app.openMessagingToken,
+    openToken: app.openMessagingToken, pacer: app.pacer, sendWaitMs: app.config.sendWaitMs,
   };
   const schema = {
     tags: ['messages'],
     security: SessionSecurity,
-    headers: IdempotencyHeaders,
+    headers: Type.Composite([IdempotencyHeaders, QueueHeaders]),
     response: {
+      202: withHeaders(QueuedMessage, { 'preference-applied': Type.Literal('respond-async', { description: 'The message was queued' }) }),
       201: withHeaders(SendAnswer, {
         'idempotent-replayed': Type.Literal('true', { description: 'Present on a repeat with the same Idempotency-Key and body: the first answer again, no new send' }),
       }),
@@ -48,6 +51,13 @@ const messages: FastifyPluginAsyncTypebox = async (app) => {
     + '`IDEMPOTENCY_KEY_REUSED` (same key, another body); 429 `MESSAGING_RATE_LIMITED` and 502 `MESSAGING_REJECTED` carry the '
     + 'network\'s error in `upstream`; 502 `MESSAGING_OUTCOME_UNKNOWN` (a request with this key stopped before its outcome was stored: '
     + 'its message `id`); 503 `STORAGE_UNAVAILABLE` (with `sent: true` and the `wamid` when the network accepted it: do not send again); 504 `MESSAGING_UNAVAILABLE` (the network did not answer in time).';
+  /** `Prefer: respond-async`, a send_at or an expires_at: the message is queued and answered 202. */
+  const queued = (prefer: string | undefined, body: { send_at?: string; expires_at?: string }) =>
+    /(^|[,;\s])respond-async\b/i.test(prefer ?? '') || body.send_at !== undefined || body.expires_at !== undefined;
+  const answerQueued = (reply: FastifyReply, outcome: QueueOutcome) => {
+    if (outcome.replayed) reply.header('idempotent-replayed', 'true');
+    return reply.code(202).header('preference-applied', 'respond-async').send(outcome.answer);
+  };
   const answer = (reply: FastifyReply, outcome: SendOutcome) => {
     if (outcome.replayed) reply.header('idempotent-replayed', 'true');
     return reply.code(201).send(outcome.answer);
@@ -59,7 +69,11 @@ const messages: FastifyPluginAsyncTypebox = async (app) => {
       ...schema, operationId: 'sendMessage', summary: 'Send a text, media, location, contacts, interactive or reaction message', description, body: SendBody,
     },
   }, async (request, reply) => {
-    const outcome = await counted(sendMessage(deps, request.currentUser!, freeFormMessage(request.body), request.headers['idempotency-key']));
+    const message = freeFormMessage(request.body);
+    if (queued(request.headers.prefer, request.body)) {
+      return answerQueued(reply, await queueMessage(app.queueDeps, request.currentUser!, message, request.body, request.headers['idempotency-key']));
+    }
+    const outcome = await counted(sendMessage(deps, request.currentUser!, message, request.headers['idempotency-key']));
     return answer(reply, outcome);
   });
 
@@ -69,7 +83,11 @@ const messages: FastifyPluginAsyncTypebox = async (app) => {
       ...schema, operationId: 'sendTemplateMessage', summary: 'Send a template message (body parameters, header, buttons)', description, body: SendTemplateBody,
     },
   }, async (request, reply) => {
-    const outcome = await counted(sendMessage(deps, request.currentUser!, templateMessage(request.body), request.headers['idempotency-key']));
+    const message = templateMessage(request.body);
+    if (queued(request.headers.prefer, request.body)) {
+      return answerQueued(reply, await queueMessage(app.queueDeps, request.currentUser!, message, request.body, request.headers['idempotency-key']));
+    }
+    const outcome = await counted(sendMessage(deps, request.currentUser!, message, request.headers['idempotency-key']));
     return answer(reply, outcome);
   });
 };

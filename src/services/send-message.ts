@@ -7,6 +7,7 @@ import type { UserRow } from '../db/tables';
 import type { Writer } from '../db/writer';
 import { AppError, asStorageError } from '../errors';
 import { wireBody, type MessagingAccount, type MessagingClient, type OutboundMessage } from '../messaging/client';
+import type { Pacer } from '../pacing/pacer';
 import { monthKey } from '../support/time';
 import { storedFields } from './outbound-message';
 import { failureError, failureRecord, outcomeUnknown, sentButNotStored } from './send-failures';
@@ -30,6 +31,9 @@ export interface SendDeps {
   now: () => Date;
   /** Opens a user's sealed messaging token; undefined when the current key cannot. */
   openToken: (sealed: string, userId: number) => string | undefined;
+  /** Paces the network calls of each phone number id; a send waits its turn at most `sendWaitMs`. */
+  pacer: Pacer;
+  sendWaitMs: number;
 }
 
 export interface SendAnswer {
@@ -61,6 +65,8 @@ const keyErrors = {
 
 export async function sendMessage(deps: SendDeps, user: UserRow, message: OutboundMessage, idempotencyKey?: string): Promise<SendOutcome> {
   const account = accountOf(user, deps.openToken);
+  // The number's turn at its rate, or 429 SEND_QUEUE_FULL before anything is stored or charged.
+  const turn = deps.pacer.turn(account.phoneNumberId, user.messagingRate, deps.sendWaitMs);
   const startedAt = deps.now().getTime();
   // The credit is taken from, and given back to, the month of the request.
   const month = monthKey(new Date(startedAt), deps.timezone);
@@ -101,7 +107,7 @@ export async function sendMessage(deps: SendDeps, user: UserRow, message: Outbou
   }
 
   const { id } = claimed;
-  const result = await deps.client.send(account, message).catch((error: unknown) => {
+  const result = await deps.client.send(account, message, { beforeAttempt: (n) => (n === 1 ? turn.go() : turn.retry()) }).catch((error: unknown) => {
     // The client never throws by contract; if it did, the settle job must still be free to settle this message.
     deps.tracker.end(id);
     throw error;
