@@ -29,7 +29,7 @@ export type OutboundMessage =
   | FreeForm;
 
 /** Per send: a wait before each attempt (the pacer's turn), and fewer attempts than 3 (the queue handles throttling itself). */
-export interface SendOptions { beforeAttempt?: (attempt: number) => Promise<unknown>; attempts?: number }
+export interface SendOptions { beforeAttempt?: (attempt: number) => Promise<(() => void) | void>; attempts?: number }
 
 export interface MessagingAccount { phoneNumberId: string; token: string }
 
@@ -157,9 +157,10 @@ export function createMessagingClient(options: MessagingClientOptions) {
       const deadline = clock.now() + 2 * timeoutMs;
       const attempts = sendOptions.attempts ?? MAX_ATTEMPTS;
       for (let n = 1; ; n++) {
-        await sendOptions.beforeAttempt?.(n);
+        const answered = await sendOptions.beforeAttempt?.(n);
         const startedAt = performance.now();
         const outcome = await attempt(path, account.token, payload, to, Math.min(timeoutMs, deadline - clock.now()));
+        answered?.();
         options.observe?.(outcome.result, (performance.now() - startedAt) / 1000);
         if (!outcome.retry || n >= attempts) return outcome.result;
         const wait = Math.max(backoffMs(n), outcome.retryAfterMs ?? 0);

@@ -173,8 +173,8 @@ export function createQueueWorker(deps: QueueWorkerDeps) {
         });
         continue;
       }
-      await deps.pacer.dispatch(account.phoneNumberId, user.messagingRate, slot);
-      const sending = deliver(lane, account, claimed).catch((error: unknown) => {
+      const answered = await deps.pacer.dispatch(account.phoneNumberId, user.messagingRate, slot);
+      const sending = deliver(lane, account, claimed, answered).catch((error: unknown) => {
         deps.log.error({ err: error, messageId: claimed.id }, 'queued send failed to settle; it is settled as interrupted later');
       }).finally(() => lane.inFlight.delete(sending));
       lane.inFlight.add(sending);
@@ -201,11 +201,11 @@ export function createQueueWorker(deps: QueueWorkerDeps) {
     lane.pausedUntil = Math.max(lane.pausedUntil, now() + ms);
   }
 
-  async function deliver(lane: Lane, account: MessagingAccount, row: ClaimedMessage): Promise<void> {
+  async function deliver(lane: Lane, account: MessagingAccount, row: ClaimedMessage, answered: () => void): Promise<void> {
     const result: SendResult = await deps.client.sendPayload(account, row.payloadJson, row.to, { attempts: 1 }).catch((error: unknown) => {
       deps.tracker.end(row.id);
       throw error;
-    });
+    }).finally(answered);
     const at = now();
     if (result.kind === 'accepted') {
       lane.holds.delete(row.to);

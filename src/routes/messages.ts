@@ -28,7 +28,7 @@ const messages: FastifyPluginAsyncTypebox = async (app) => {
       201: withHeaders(SendAnswer, {
         'idempotent-replayed': Type.Literal('true', { description: 'Present on a repeat with the same Idempotency-Key and body: the first answer again, no new send' }),
       }),
-      429: withHeaders(UpstreamErrorResponse, { 'retry-after': Type.Integer({ description: 'Seconds to wait before retrying' }) }),
+      429: withHeaders(Type.Union([UpstreamErrorResponse, ErrorResponse]), { 'retry-after': Type.Integer({ description: 'Seconds to wait before retrying' }) }),
       502: SendBadGatewayResponse,
       503: withHeaders(SendStorageResponse, { 'retry-after': Type.Integer({ description: 'Seconds to wait before retrying' }) }),
       ...errors(400, 401, 402, 403, 413, 415, 422, 504),
