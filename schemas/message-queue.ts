@@ -27,7 +27,13 @@ export const BatchBody = Type.Object({
     description: 'A send body or a send2 body (told apart by `template_name`), with send_at, expires_at and an `idempotency_key` of its own',
   }), { minItems: 1, maxItems: 1000 }),
   token: Type.Optional(Type.String({ maxLength: 4096, description: 'JWT, when not sent as a header or cookie' })),
-}, { additionalProperties: false });
+}, {
+  additionalProperties: false,
+  examples: [{ messages: [
+    { to: '15551234567', type: 'text', text: { body: 'Your order shipped' }, idempotency_key: 'order-42-shipped' },
+    { to: '15557654321', template_name: 'order_update', language: 'en_US', param1: 'Ana', param2: '42', send_at: '2026-12-01T09:00:00Z' },
+  ] }],
+});
 export type BatchBody = Static<typeof BatchBody>;
 
 export const BatchResult = Type.Object({

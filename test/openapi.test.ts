@@ -104,7 +104,7 @@ t.test('every operation taking a body documents 413, 415 and an example the serv
   const resolved = await SwaggerParser.dereference(structuredClone(doc) as never) as Json;
   const withBody = operations(resolved).filter(({ op }) => op.requestBody);
   t.same(withBody.map(({ op }) => op.operationId).sort(), [
-    'createUser', 'login', 'logout', 'receiveWebhook', 'replayWebhookEvent', 'sendMessage', 'sendTemplateMessage', 'updateUser', 'uploadMedia',
+    'createUser', 'login', 'logout', 'queueMessageBatch', 'receiveWebhook', 'replayWebhookEvent', 'sendMessage', 'sendTemplateMessage', 'updateUser', 'uploadMedia',
   ]);
   for (const { op } of withBody) {
     for (const status of ['400', '413', '415']) t.ok(op.responses[status], `${op.operationId}: ${status}`);

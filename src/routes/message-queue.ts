@@ -57,7 +57,7 @@ const messageQueue: FastifyPluginAsyncTypebox = async (app) => {
         + 'per item, `{index, status: 202, message}` or `{index, status, error}` in the error shape (400 for a bad item, 402 `CREDITS_EXHAUSTED` '
         + 'for an item beyond the allowance, 422 `IDEMPOTENCY_KEY_REUSED`). 409 `MESSAGING_NOT_CONFIGURED` when the account cannot send at all.',
       body: BatchBody,
-      response: { 202: BatchAnswer, ...errors(400, 401, 403, 409, 413, 415) },
+      response: { 202: BatchAnswer, ...errors(400, 401, 403, 409, 413, 415, 503) },
     },
   }, async (request, reply) => {
     const user = request.currentUser!;
