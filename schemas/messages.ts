@@ -163,6 +163,12 @@ export const UpstreamErrorResponse = Type.Composite([ErrorResponse, Type.Object(
   title: 'UpstreamErrorResponse', description: "The error shape with the messaging network's own error in `upstream`",
 });
 
+/** 429 of a send: MESSAGING_RATE_LIMITED (with `upstream`) or SEND_QUEUE_FULL (the gateway's own pacing: no `upstream`). */
+export const SendRateLimitedResponse = Type.Composite([ErrorResponse, Type.Object({ upstream: Type.Optional(Upstream) })], {
+  additionalProperties: true, title: 'SendRateLimitedResponse',
+  description: "The error shape; with MESSAGING_RATE_LIMITED the network's own error in `upstream`, with SEND_QUEUE_FULL none (the gateway's pacing refused it before any network call)",
+});
+
 /** 502: MESSAGING_REJECTED (with `upstream`) or MESSAGING_OUTCOME_UNKNOWN (with the message `id` of the first request). */
 export const SendBadGatewayResponse = Type.Composite([ErrorResponse, Type.Object({
   upstream: Type.Optional(Upstream),

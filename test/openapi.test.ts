@@ -160,14 +160,14 @@ t.test('the error shape is one component, referenced by every error answer', asy
   // Stated in the components only: the shape itself (and the one extending it with `upstream`).
   const shapes = [...objects(doc)].filter(([, node]) => node.properties?.statusCode && node.properties?.code).map(([at]) => at);
   t.same(shapes.sort(), ['/components/schemas/ErrorResponse', '/components/schemas/SendBadGatewayResponse',
-    '/components/schemas/SendStorageResponse', '/components/schemas/UpstreamErrorResponse']);
+    '/components/schemas/SendRateLimitedResponse', '/components/schemas/SendStorageResponse', '/components/schemas/UpstreamErrorResponse']);
   for (const { path, method, op } of operations(doc)) {
     for (const [status, response] of Object.entries(op.responses as Record<string, Json>)) {
       t.ok(response.headers?.['x-request-id'], `${method} ${path} ${status}: x-request-id`);
       if (status === '429' || status === '503') t.ok(response.headers['retry-after'], `${method} ${path} ${status}: Retry-After`);
       if (Number(status) < 400) continue;
       const ref = response.content['application/json'].schema.$ref;
-      const refs = ['ErrorResponse', 'UpstreamErrorResponse', 'SendBadGatewayResponse', 'SendStorageResponse'].map((name) => `#/components/schemas/${name}`);
+      const refs = ['ErrorResponse', 'UpstreamErrorResponse', 'SendBadGatewayResponse', 'SendStorageResponse', 'SendRateLimitedResponse'].map((name) => `#/components/schemas/${name}`);
       t.ok(refs.includes(ref), `${method} ${path} ${status}: ${ref}`);
       t.notMatch(response.description, /^Default Response$/, `${method} ${path} ${status}: says when`);
     }

@@ -103,3 +103,21 @@ t.test('131048 pauses the number: the message waits queued, the pause is in /met
   t.ok(paused * 1000 > Date.now() + 30_000, 'paused for a while');
   t.equal(app.messagesRepo.findById(id)!.errorJson, null, 'not failed');
 });
+
+t.test('replies (a contact who wrote within 24 h) go before template bulk of the same number', async (t) => {
+  const { app, sandbox, user, post } = await sendingApp(t, { credits: 100 });
+  app.usersRepo.update(user.id, { messagingRate: 1 }, app.now());
+  await app.writer.write(() => app.messagesRepo.insertInbound({
+    userId: user.id, contactWaId: TO, contactName: 'Ana', wamid: 'wamid.inbound-1', type: 'text', text: 'where is my order?',
+    payloadJson: '{}', createdAt: Date.now() - 60_000,
+  }));
+  const BULK = '15557654321';
+  const ids: number[] = [];
+  for (let i = 0; i < 3; i++) {
+    ids.push((await post('/api/message/send2', { to: BULK, template_name: 'promo', language: 'en', param1: 'a', param2: `p${i}` }, { prefer: 'respond-async' })).json().id);
+  }
+  ids.push((await post('/api/message/send', { to: TO, type: 'text', text: { body: 'on its way' } }, { prefer: 'respond-async' })).json().id);
+  await until(() => ids.every((id) => app.messagesRepo.findById(id)!.status === 'accepted'));
+  const order = messagesOnly(sandbox.requests).map((r) => JSON.parse(r.body)).map((b) => b.text?.body ?? b.template.components[0].parameters[1].text);
+  t.same(order, ['p0', 'on its way', 'p1', 'p2'], 'the reply overtook the bulk still waiting');
+});

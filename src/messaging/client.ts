@@ -153,21 +153,21 @@ export function createMessagingClient(options: MessagingClientOptions) {
   };
 
   async function sendPayload(account: MessagingAccount, payload: string, to: string, sendOptions: SendOptions = {}): Promise<SendResult> {
-      const path = `${basePath}/${encodeURIComponent(account.phoneNumberId)}/messages`;
-      const deadline = clock.now() + 2 * timeoutMs;
-      const attempts = sendOptions.attempts ?? MAX_ATTEMPTS;
-      for (let n = 1; ; n++) {
-        const answered = await sendOptions.beforeAttempt?.(n);
-        const startedAt = performance.now();
-        const outcome = await attempt(path, account.token, payload, to, Math.min(timeoutMs, deadline - clock.now()));
-        answered?.();
-        options.observe?.(outcome.result, (performance.now() - startedAt) / 1000);
-        if (!outcome.retry || n >= attempts) return outcome.result;
-        const wait = Math.max(backoffMs(n), outcome.retryAfterMs ?? 0);
-        // A retry needs at least half a timeout left after its wait, or it is not worth starting.
-        if (clock.now() + wait + timeoutMs / 2 > deadline) return outcome.result;
-        await clock.sleep(wait);
-      }
+    const path = `${basePath}/${encodeURIComponent(account.phoneNumberId)}/messages`;
+    const deadline = clock.now() + 2 * timeoutMs;
+    const attempts = sendOptions.attempts ?? MAX_ATTEMPTS;
+    for (let n = 1; ; n++) {
+      const answered = await sendOptions.beforeAttempt?.(n);
+      const startedAt = performance.now();
+      const outcome = await attempt(path, account.token, payload, to, Math.min(timeoutMs, deadline - clock.now()));
+      answered?.();
+      options.observe?.(outcome.result, (performance.now() - startedAt) / 1000);
+      if (!outcome.retry || n >= attempts) return outcome.result;
+      const wait = Math.max(backoffMs(n), outcome.retryAfterMs ?? 0);
+      // A retry needs at least half a timeout left after its wait, or it is not worth starting.
+      if (clock.now() + wait + timeoutMs / 2 > deadline) return outcome.result;
+      await clock.sleep(wait);
+    }
   }
 }
 export type MessagingClient = ReturnType<typeof createMessagingClient>;

@@ -13,7 +13,7 @@ const WINDOW_MS = 1000;
 const SPREAD = 1.004;
 const MARGIN_MS = 2;
 /** A call not answered yet is taken to have reached the network at most this long after it left. */
-const CAP_MS = 50;
+const CAP_MS = 250;
 
 export interface PacerClock { now(): number; sleep(ms: number): Promise<unknown> }
 const realClock: PacerClock = { now: () => performance.now(), sleep: (ms) => wait(ms, undefined, { ref: false }) };

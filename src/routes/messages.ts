@@ -5,7 +5,7 @@ import type { FastifyReply } from 'fastify';
 import { SessionSecurity } from '../../schemas/auth';
 import { ErrorResponse, errors, withHeaders } from '../../schemas/common';
 import {
-  IdempotencyHeaders, SendAnswer, SendBadGatewayResponse, SendBody, SendStorageResponse, SendTemplateBody, UpstreamErrorResponse,
+  IdempotencyHeaders, SendAnswer, SendBadGatewayResponse, SendBody, SendRateLimitedResponse, SendStorageResponse, SendTemplateBody,
 } from '../../schemas/messages';
 import { QueuedMessage, QueueHeaders } from '../../schemas/message-queue';
 import { AppError } from '../errors';
@@ -28,7 +28,7 @@ const messages: FastifyPluginAsyncTypebox = async (app) => {
       201: withHeaders(SendAnswer, {
         'idempotent-replayed': Type.Literal('true', { description: 'Present on a repeat with the same Idempotency-Key and body: the first answer again, no new send' }),
       }),
-      429: withHeaders(Type.Union([UpstreamErrorResponse, ErrorResponse]), { 'retry-after': Type.Integer({ description: 'Seconds to wait before retrying' }) }),
+      429: withHeaders(SendRateLimitedResponse, { 'retry-after': Type.Integer({ description: 'Seconds to wait before retrying' }) }),
       502: SendBadGatewayResponse,
       503: withHeaders(SendStorageResponse, { 'retry-after': Type.Integer({ description: 'Seconds to wait before retrying' }) }),
       ...errors(400, 401, 402, 403, 413, 415, 422, 504),
@@ -46,9 +46,10 @@ const messages: FastifyPluginAsyncTypebox = async (app) => {
       throw error;
     }
   };
-  const description = 'Takes one credit of this month. Errors: 402 `CREDITS_EXHAUSTED`; 409 `MESSAGING_NOT_CONFIGURED` (no token or '
+  const description = 'Takes one credit of this month. With `Prefer: respond-async`, a `send_at` or an `expires_at` the message is queued '
+    + 'instead: 202 with the stored message (`queued` or `scheduled`), sent later at the number\'s `messaging_rate`. Errors: 402 `CREDITS_EXHAUSTED`; 409 `MESSAGING_NOT_CONFIGURED` (no token or '
     + 'phone number id for this account) or `IDEMPOTENCY_KEY_IN_USE` (a request with this key is still running); 422 '
-    + '`IDEMPOTENCY_KEY_REUSED` (same key, another body); 429 `MESSAGING_RATE_LIMITED` and 502 `MESSAGING_REJECTED` carry the '
+    + '`IDEMPOTENCY_KEY_REUSED` (same key, another body); 429 `SEND_QUEUE_FULL` (this number\'s turns are booked beyond SEND_WAIT_MS: nothing sent or charged), 429 `MESSAGING_RATE_LIMITED` and 502 `MESSAGING_REJECTED` carry the '
     + 'network\'s error in `upstream`; 502 `MESSAGING_OUTCOME_UNKNOWN` (a request with this key stopped before its outcome was stored: '
     + 'its message `id`); 503 `STORAGE_UNAVAILABLE` (with `sent: true` and the `wamid` when the network accepted it: do not send again); 504 `MESSAGING_UNAVAILABLE` (the network did not answer in time).';
   /** `Prefer: respond-async`, a send_at or an expires_at: the message is queued and answered 202. */
