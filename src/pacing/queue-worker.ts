@@ -50,6 +50,8 @@ const UNAVAILABLE_PAUSE_MS = 5000;
 const IDLE_FLOOR_MS = 1000;
 const MAX_TIMER_MS = 2 ** 31 - 1;
 const STORAGE_WAIT_MS = 10_000;
+/** A message is claimed this long before its turn: about the time a claim write takes. */
+const CLAIM_LEAD_MS = 20;
 
 const record = (code: string, title: string, details: string) => JSON.stringify({ code, title, details });
 export const EXPIRED = record('EXPIRED', 'The message expired in the queue',
@@ -150,22 +152,29 @@ export function createQueueWorker(deps: QueueWorkerDeps) {
       }
       lane.phoneNumberId = account?.phoneNumberId;
       while (lane.inFlight.size >= maxInFlight) await Promise.race(lane.inFlight);
-      // The turn comes first and the claim just before the call, so a message waits in the queue (cancellable) until then.
+      // The next message is claimed shortly before its turn (the write's time overlaps the wait, so the pace does not
+      // drift by it): until then it stays in the queue, cancellable, and a throttling answer can still hold or pause it.
       const slot = account === undefined ? undefined : deps.pacer.reserve(account.phoneNumberId, user.messagingRate);
-      if (slot !== undefined) await deps.pacer.until(slot);
+      if (slot !== undefined) await deps.pacer.until(slot - CLAIM_LEAD_MS);
       if (stopped) return;
       const at = now();
-      if (lane.pausedUntil > at) continue;
-      const claimed = await deps.writer.write(() => {
-        const row = deps.queue.claimNext(lane.userId, at);
-        if (row) deps.tracker.begin(row.id);
-        return row;
-      });
+      const [claimed] = await Promise.all([
+        deps.writer.write(() => {
+          const row = deps.queue.claimNext(lane.userId, at);
+          if (row) deps.tracker.begin(row.id);
+          return row;
+        }),
+        slot === undefined ? undefined : deps.pacer.until(slot),
+      ]);
       if (!claimed) {
         await expire(lane);
         return sleepUntilDue(lane, true);
       }
       if (stopped) return putBack(lane, claimed, at);
+      if (lane.pausedUntil > now()) {
+        await putBack(lane, claimed, at);
+        continue;
+      }
       if (account === undefined || slot === undefined) {
         await settle(claimed, () => {
           deps.messages.markFailed(claimed.id, NOT_CONFIGURED, at);
