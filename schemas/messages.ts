@@ -1,6 +1,7 @@
 // Schemas of the send endpoints (SPEC §5, §12): request bodies, the 201 answer, and errors carrying `upstream`.
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { ErrorResponse, Nullable, RequestBody, Timestamp } from './common';
+import { QueueFields } from './message-queue';
 import { BSUID_PATTERN, LIST_ROWS_MAX, NetworkLocation, NetworkMedia, NetworkSendRequests, type NetworkMessageType } from './network-send';
 
 export const PhoneNumber = Type.String({
@@ -79,8 +80,8 @@ export const FREE_FORM_TYPES = Object.keys(FREE_FORM_EXAMPLES) as FreeFormType[]
 function freeForm<K extends FreeFormType>(type: K) {
   const content = (NetworkSendRequests[type as NetworkMessageType].properties as unknown as Record<string, TSchema>)[type]!;
   return RequestBody({
-    ...RecipientFields, type: Type.Literal(type), [type]: Readable(content), context: Context,
-  } as typeof RecipientFields & { type: ReturnType<typeof Type.Literal<K>>; context: typeof Context } & Record<K, TSchema>, {
+    ...RecipientFields, type: Type.Literal(type), [type]: Readable(content), context: Context, ...QueueFields,
+  } as typeof RecipientFields & { type: ReturnType<typeof Type.Literal<K>>; context: typeof Context } & typeof QueueFields & Record<K, TSchema>, {
     title: type, example: { to: '15551234567', type, ...FREE_FORM_EXAMPLES[type] },
   });
 }
@@ -90,7 +91,7 @@ const members = FREE_FORM_TYPES.map(freeForm);
 export type FreeFormContent<K extends FreeFormType> = Static<(typeof NetworkSendRequests)[K]> extends infer B
   ? (B extends Record<K, infer C> ? C : never) : never;
 /** The static type of a send body: the network's own types, by `type`. */
-export type SendBody = RecipientBody & { context?: Static<typeof Context>; token?: string } & {
+export type SendBody = RecipientBody & { context?: Static<typeof Context>; token?: string; send_at?: string; expires_at?: string } & {
   [K in FreeFormType]: { type: K } & { [P in K]: FreeFormContent<K> }
 }[FreeFormType];
 
@@ -135,6 +136,7 @@ export const SendTemplateBody = RequestBody({
   param5: Type.Optional(TemplateParam),
   header: Type.Optional(TemplateHeader),
   buttons: Type.Optional(Type.Array(TemplateButton, { minItems: 1, maxItems: 10 })),
+  ...QueueFields,
 }, {
   description: 'Exactly one recipient: `to` (phone number), `recipient` (business-scoped user id) or `contact_id`. param1…param5 become, in order, the text parameters of the template body (no gaps: param4 needs param3, param5 needs param4); '
     + '`header` and `buttons` become the header and button components (order: header, body, buttons)',
@@ -174,6 +176,12 @@ export const Upstream = Type.Object({
 /** 502 MESSAGING_REJECTED and 429 MESSAGING_RATE_LIMITED. */
 export const UpstreamErrorResponse = Type.Composite([ErrorResponse, Type.Object({ upstream: Upstream })], {
   title: 'UpstreamErrorResponse', description: "The error shape with the messaging network's own error in `upstream`",
+});
+
+/** 429 of a send: MESSAGING_RATE_LIMITED (with `upstream`) or SEND_QUEUE_FULL (the gateway's own pacing: no `upstream`). */
+export const SendRateLimitedResponse = Type.Composite([ErrorResponse, Type.Object({ upstream: Type.Optional(Upstream) })], {
+  additionalProperties: true, title: 'SendRateLimitedResponse',
+  description: "The error shape; with MESSAGING_RATE_LIMITED the network's own error in `upstream`, with SEND_QUEUE_FULL none (the gateway's pacing refused it before any network call)",
 });
 
 /** 502: MESSAGING_REJECTED (with `upstream`) or MESSAGING_OUTCOME_UNKNOWN (with the message `id` of the first request). */

@@ -20,6 +20,7 @@ export const User = Type.Object({
       + 'when it is shorter than 12 characters (4 would give too much of it away) or when this key cannot decrypt it',
   })),
   monthly_credits: Type.Integer(),
+  messaging_rate: Type.Integer({ description: 'Messages per second the gateway sends to the network for this phone number id' }),
   credits_used: Type.Integer({ description: 'Credits used this calendar month (in TIMEZONE)' }),
   credits_remaining: Type.Integer(),
   created_at: Timestamp,
@@ -45,6 +46,10 @@ const writable = {
   })),
   messaging_phone_number_id: Nullable(PhoneNumberId),
   monthly_credits: Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER }),
+  messaging_rate: Type.Integer({
+    minimum: 1, maximum: 1000,
+    description: 'Messages per second sent to the network for this phone number id (80 by default; 1,000 after the network upgraded the number, 20 for a number also used in the phone app)',
+  }),
 };
 
 export const CreateUserBody = RequestBody({
@@ -56,6 +61,7 @@ export const CreateUserBody = RequestBody({
   messaging_token: Type.Optional(writable.messaging_token),
   messaging_phone_number_id: Type.Optional(writable.messaging_phone_number_id),
   monthly_credits: Type.Optional({ ...writable.monthly_credits, default: 0 }),
+  messaging_rate: Type.Optional({ ...writable.messaging_rate, default: 80 }),
 }, {
   examples: [{
     email: 'ana@example.com', password: 'correct horse battery', role: 'CLIENT', sso_id: 'ext-42',

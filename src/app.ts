@@ -15,6 +15,7 @@ import openapi from './plugins/openapi';
 import passwordsPlugin from './plugins/passwords';
 import retentionPlugin from './plugins/retention';
 import sendSettlement from './plugins/send-settlement';
+import pacingPlugin from './plugins/pacing';
 import securityHeaders from './plugins/security-headers';
 import slowClients, { slowClientOptions } from './plugins/slow-clients';
 import validation from './plugins/validation';
@@ -24,6 +25,7 @@ import healthRoutes from './routes/health';
 import metricsRoutes from './routes/metrics';
 import mediaRoutes from './routes/media';
 import messageRoutes from './routes/messages';
+import messageQueueRoutes from './routes/message-queue';
 import mediaUploadRoutes from './routes/media-upload';
 import type { UploadFairness } from './services/upload-fairness';
 import webhookRoutes from './routes/webhook';
@@ -148,10 +150,12 @@ export async function buildApp(config: Config, options: AppOptions = {}) {
   await app.register(mediaArchive);
   await app.register(retentionPlugin);
   await app.register(sendSettlement);
+  await app.register(pacingPlugin);
 
   await app.register(healthRoutes);
   await app.register(metricsRoutes);
   await app.register(messageRoutes);
+  await app.register(messageQueueRoutes);
   await app.register(mediaUploadRoutes, options.uploads ?? {});
   await app.register(webhookRoutes);
   await app.register(webhookEventRoutes);

@@ -57,6 +57,8 @@ export const ConfigSchema = Type.Object({
   mediaArchiveMaxBytes: Type.Optional(Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER })),
   // Free space (MiB) the database's filesystem keeps: below it /readyz warns and no media download starts.
   storageMinFreeMb: Type.Integer({ minimum: 0, maximum: 1_048_576 }),
+  // How long a synchronous send waits for its phone number's turn before 429 SEND_QUEUE_FULL.
+  sendWaitMs: Type.Integer({ minimum: 0, maximum: 600_000 }),
 });
 export type Config = Static<typeof ConfigSchema>;
 
@@ -90,6 +92,7 @@ const VARIABLES: Record<keyof Config, [string, string | undefined]> = {
   mediaMaxBytes: ['MEDIA_MAX_BYTES', '104857600'],
   mediaArchiveMaxBytes: ['MEDIA_ARCHIVE_MAX_BYTES', undefined],
   storageMinFreeMb: ['STORAGE_MIN_FREE_MB', '64'],
+  sendWaitMs: ['SEND_WAIT_MS', '10000'],
 };
 
 /** Variables whose values never appear in an error message. */

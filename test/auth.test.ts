@@ -179,7 +179,7 @@ t.test('GET /api/me answers the caller\'s user object, for any role', async (t) 
   t.same(res.json(), {
     id: ana.id, email: 'ana@example.com', sso_id: 'ext-42', role: 'CLIENT', is_active: true,
     messaging_phone_number_id: '106540352242922', messaging_token_set: true, messaging_token_last4: null,
-    monthly_credits: 100, credits_used: 1, credits_remaining: 99,
+    monthly_credits: 100, messaging_rate: 80, credits_used: 1, credits_remaining: 99,
     created_at: '2026-03-15T12:00:00.000Z', updated_at: '2026-03-15T12:00:00.000Z',
   });
   const anonymous = await app.inject({ method: 'GET', url: '/api/me' });

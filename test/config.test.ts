@@ -29,6 +29,7 @@ t.test('defaults with an empty environment', async (t) => {
     eventEndpointsAllowedCidrs: [],
     mediaMaxBytes: 104857600,
     storageMinFreeMb: 64,
+    sendWaitMs: 10000,
   });
   t.equal(durationSeconds('12h'), 43200);
   t.equal(durationSeconds('90'), 90);

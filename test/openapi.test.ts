@@ -104,8 +104,8 @@ t.test('every operation taking a body documents 413, 415 and an example the serv
   const resolved = await SwaggerParser.dereference(structuredClone(doc) as never) as Json;
   const withBody = operations(resolved).filter(({ op }) => op.requestBody);
   t.same(withBody.map(({ op }) => op.operationId).sort(), [
-    'createApiKey', 'createEventEndpoint', 'createUser', 'login', 'logout', 'receiveWebhook', 'replayEventEndpoint', 'replayWebhookEvent',
-    'resetUserPassword', 'sendMessage', 'sendTemplateMessage', 'updateEventEndpoint', 'updateUser', 'uploadMedia',
+    'createApiKey', 'createEventEndpoint', 'createUser', 'login', 'logout', 'queueMessageBatch', 'receiveWebhook', 'replayEventEndpoint',
+    'replayWebhookEvent', 'resetUserPassword', 'sendMessage', 'sendTemplateMessage', 'updateEventEndpoint', 'updateUser', 'uploadMedia',
   ]);
   for (const { op } of withBody) {
     for (const status of ['400', '413', '415']) t.ok(op.responses[status], `${op.operationId}: ${status}`);
@@ -161,14 +161,14 @@ t.test('the error shape is one component, referenced by every error answer', asy
   // Stated in the components only: the shape itself (and the one extending it with `upstream`).
   const shapes = [...objects(doc)].filter(([, node]) => node.properties?.statusCode && node.properties?.code).map(([at]) => at);
   t.same(shapes.sort(), ['/components/schemas/ErrorResponse', '/components/schemas/SendBadGatewayResponse',
-    '/components/schemas/SendStorageResponse', '/components/schemas/UploadTooManyResponse', '/components/schemas/UpstreamErrorResponse']);
+    '/components/schemas/SendRateLimitedResponse', '/components/schemas/SendStorageResponse', '/components/schemas/UploadTooManyResponse', '/components/schemas/UpstreamErrorResponse']);
   for (const { path, method, op } of operations(doc)) {
     for (const [status, response] of Object.entries(op.responses as Record<string, Json>)) {
       t.ok(response.headers?.['x-request-id'], `${method} ${path} ${status}: x-request-id`);
       if (status === '429' || status === '503') t.ok(response.headers['retry-after'], `${method} ${path} ${status}: Retry-After`);
       if (Number(status) < 400) continue;
       const ref = response.content['application/json'].schema.$ref;
-      const refs = ['ErrorResponse', 'UpstreamErrorResponse', 'SendBadGatewayResponse', 'SendStorageResponse', 'UploadTooManyResponse'].map((name) => `#/components/schemas/${name}`);
+      const refs = ['ErrorResponse', 'UpstreamErrorResponse', 'SendBadGatewayResponse', 'SendStorageResponse', 'UploadTooManyResponse', 'SendRateLimitedResponse'].map((name) => `#/components/schemas/${name}`);
       t.ok(refs.includes(ref), `${method} ${path} ${status}: ${ref}`);
       t.notMatch(response.description, /^Default Response$/, `${method} ${path} ${status}: says when`);
     }

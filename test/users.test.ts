@@ -23,7 +23,7 @@ function viewOf(row: UserRow, extra: Record<string, unknown> = {}) {
   return {
     id: row.id, email: row.email, sso_id: row.ssoId, role: row.role, is_active: row.isActive,
     messaging_phone_number_id: row.messagingPhoneNumberId, messaging_token_set: row.messagingToken !== null, messaging_token_last4: null,
-    monthly_credits: row.monthlyCredits, credits_used: 0, credits_remaining: row.monthlyCredits,
+    monthly_credits: row.monthlyCredits, messaging_rate: row.messagingRate, credits_used: 0, credits_remaining: row.monthlyCredits,
     created_at: new Date(row.createdAt).toISOString(), updated_at: new Date(row.updatedAt).toISOString(), ...extra,
   };
 }
@@ -38,7 +38,7 @@ t.test('create: 201 with the user object; stored lower-cased, hashed, token kept
   t.same(res.json(), {
     id: 2, email: 'ana@example.com', sso_id: 'ext-42', role: 'CLIENT', is_active: true,
     messaging_phone_number_id: '106540352242922', messaging_token_set: true, messaging_token_last4: 'oken',
-    monthly_credits: 1000, credits_used: 0, credits_remaining: 1000, created_at: T0, updated_at: T0,
+    monthly_credits: 1000, messaging_rate: 80, credits_used: 0, credits_remaining: 1000, created_at: T0, updated_at: T0,
   });
   t.notMatch(res.body, /EAAG|password|hash/i);
   const row = app.usersRepo.findById(2)!;
@@ -88,6 +88,8 @@ t.test('create: invalid fields are 400s naming the field', async (t) => {
     [{ ...base, monthly_credits: -1 }, 'body/monthly_credits must be >= 0'],
     [{ ...base, monthly_credits: 1.5 }, 'body/monthly_credits must be integer'],
     [{ ...base, monthly_credits: '5' }, 'body/monthly_credits must be integer'],
+    [{ ...base, messaging_rate: 0 }, 'body/messaging_rate must be >= 1'],
+    [{ ...base, messaging_rate: 1001 }, 'body/messaging_rate must be <= 1000'],
     [{ ...base, messaging_phone_number_id: '+1 555' }, 'body/messaging_phone_number_id must match pattern "^[0-9]{1,32}$"'],
     [{ ...base, messaging_token: '' }, 'body/messaging_token must NOT have fewer than 1 characters'],
     [{ ...base, messaging_token: 'x'.repeat(4097) }, 'body/messaging_token must NOT have more than 4096 characters'],
@@ -107,13 +109,13 @@ t.test('update: changes only the given fields', async (t) => {
   const { app, auth, setNow } = await setup(t);
   const ana = await createUser(app, { email: 'ana@example.com', ssoId: 'ext-1', messagingToken: 'EAAG-1', messagingPhoneNumberId: '111', monthlyCredits: 5 });
   setNow(T1);
-  const res = await app.inject({ method: 'PUT', url: `/api/user/update/${ana.id}`, headers: auth, payload: { monthly_credits: 50, is_active: false, messaging_phone_number_id: null } });
+  const res = await app.inject({ method: 'PUT', url: `/api/user/update/${ana.id}`, headers: auth, payload: { monthly_credits: 50, is_active: false, messaging_phone_number_id: null, messaging_rate: 20 } });
   t.equal(res.statusCode, 200);
   const row = app.usersRepo.findById(ana.id)!;
   t.same(res.json(), viewOf(row));
   t.equal(row.messagingToken, ana.messagingToken, 'the token is left alone');
   t.equal(app.tokenCipher.open(row.messagingToken!), 'EAAG-1');
-  t.match(row, { email: 'ana@example.com', ssoId: 'ext-1', messagingPhoneNumberId: null, monthlyCredits: 50, isActive: false, tokenVersion: 1, passwordHash: ana.passwordHash });
+  t.match(row, { email: 'ana@example.com', ssoId: 'ext-1', messagingPhoneNumberId: null, monthlyCredits: 50, messagingRate: 20, isActive: false, tokenVersion: 1, passwordHash: ana.passwordHash });
   t.equal(res.json().created_at, T0);
   t.equal(res.json().updated_at, T1);
 });

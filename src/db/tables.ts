@@ -14,6 +14,8 @@ export const users = sqliteTable('users', {
   messagingToken: text('messaging_token'),
   messagingPhoneNumberId: text('messaging_phone_number_id').unique(),
   monthlyCredits: integer('monthly_credits').notNull().default(0),
+  // Messages per second sent to the network for this user's phone number id (the pacer's rate).
+  messagingRate: integer('messaging_rate').notNull().default(80),
   // Bumped on password change; JWTs carrying an older `ver` are refused.
   tokenVersion: integer('token_version').notNull().default(1),
   // Random per row, carried in every JWT: a restored database's new user with a reused id never matches an old session.
@@ -96,12 +98,19 @@ export const messages = sqliteTable('messages', {
   // Earlier texts of an edited message, oldest first: [{text, at}].
   editsJson: text('edits_json'),
   revoked: integer('revoked', { mode: 'boolean' }).notNull().default(false),
+  // Queued sends (status queued | scheduled): due from send_at, failed EXPIRED after expires_at; 0 = a reply, 1 = bulk.
+  sendAt: integer('send_at'),
+  expiresAt: integer('expires_at'),
+  priority: integer('priority'),
 }, (t) => [
   // Also the index behind ON DELETE CASCADE from users (user_id leads).
   uniqueIndex('messages_user_wamid').on(t.userId, t.wamid),
   index('messages_conversation_created').on(t.conversationId, t.createdAt),
   // The conversations view filtered by type: its newest, its count and its latest 200, each one index range.
   index('messages_conversation_type_created').on(t.conversationId, t.type, t.createdAt),
+  // The send queue: each user's due messages in order, and the expiry sweep.
+  index('messages_queue').on(t.userId, t.priority, t.sendAt, t.id).where(sql`status IN ('queued', 'scheduled')`),
+  index('messages_queue_expiry').on(t.expiresAt).where(sql`status IN ('queued', 'scheduled') AND expires_at IS NOT NULL`),
 ]);
 
 // Durable queue of inbound media downloads, one row per message with media: enqueued in the write that stores the

@@ -28,7 +28,7 @@ export function createUsersRepo(db: DB, tokens: TokenCipher) {
   const userBy = (column: string) => {
     const statement = db.$client.prepare<[unknown], UserRow>(`SELECT id, email, password_hash AS passwordHash, sso_id AS ssoId, role,
       is_active AS isActive, messaging_token AS messagingToken, messaging_phone_number_id AS messagingPhoneNumberId,
-      monthly_credits AS monthlyCredits, token_version AS tokenVersion, session_epoch AS sessionEpoch, created_at AS createdAt, updated_at AS updatedAt
+      monthly_credits AS monthlyCredits, messaging_rate AS messagingRate, token_version AS tokenVersion, session_epoch AS sessionEpoch, created_at AS createdAt, updated_at AS updatedAt
       FROM users WHERE ${column} = ?`);
     return (key: unknown): UserRow | undefined => {
       const row = statement.get(key);

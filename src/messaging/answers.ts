@@ -9,7 +9,7 @@ const THROTTLING = new Set([4, 80007, 130429]);
 /** The per-recipient pair limit: answered 429 at once, never retried in-request. */
 const PAIR_RATE_LIMIT = 131056;
 /** Temporary unavailability: retried, answered 502 when it persists. */
-const TEMPORARY = new Set([2, 131016, 131057, 133004]);
+export const TEMPORARY = new Set([2, 131016, 131057, 133004]);
 /** Retry-After we answer when the network gives none (the pair limit allows one message per ~6 s). */
 const DEFAULT_RETRY_AFTER_S = 1;
 const PAIR_RETRY_AFTER_S = 6;

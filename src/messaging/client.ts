@@ -30,6 +30,9 @@ export type OutboundMessage = (
 // `to` is the recipient as sent: a phone number, or with `toBsuid` a business-scoped user id (sent in the wire field `recipient`).
 ) & { toBsuid?: true };
 
+/** Per send: a wait before each attempt (the pacer's turn), and fewer attempts than 3 (the queue handles throttling itself). */
+export interface SendOptions { beforeAttempt?: (attempt: number) => Promise<(() => void) | void>; attempts?: number }
+
 export interface MessagingAccount { phoneNumberId: string; token: string }
 
 export interface MessagingClientOptions {
@@ -143,23 +146,30 @@ export function createMessagingClient(options: MessagingClientOptions) {
     budgetMs: 2 * timeoutMs,
 
     /** Sends one message; never throws. At most 3 attempts within 2 × the timeout. */
-    async send(account: MessagingAccount, message: OutboundMessage): Promise<SendResult> {
-      const path = `${basePath}/${encodeURIComponent(account.phoneNumberId)}/messages`;
-      const payload = JSON.stringify(wireBody(message));
-      const deadline = clock.now() + 2 * timeoutMs;
-      for (let n = 1; ; n++) {
-        const startedAt = performance.now();
-        const outcome = await attempt(path, account.token, payload, Math.min(timeoutMs, deadline - clock.now()));
-        options.observe?.(outcome.result, (performance.now() - startedAt) / 1000);
-        if (!outcome.retry || n === MAX_ATTEMPTS) return outcome.result;
-        const wait = Math.max(backoffMs(n), outcome.retryAfterMs ?? 0);
-        // A retry needs at least half a timeout left after its wait, or it is not worth starting.
-        if (clock.now() + wait + timeoutMs / 2 > deadline) return outcome.result;
-        await clock.sleep(wait);
-      }
-    },
+    send: (account: MessagingAccount, message: OutboundMessage, sendOptions?: SendOptions): Promise<SendResult> =>
+      sendPayload(account, JSON.stringify(wireBody(message)), sendOptions),
+    /** Sends a stored wire body (a queued message); as `send`. */
+    sendPayload,
 
     close: (): Promise<void> => pool.close(),
   };
+
+  async function sendPayload(account: MessagingAccount, payload: string, sendOptions: SendOptions = {}): Promise<SendResult> {
+    const path = `${basePath}/${encodeURIComponent(account.phoneNumberId)}/messages`;
+    const deadline = clock.now() + 2 * timeoutMs;
+    const attempts = sendOptions.attempts ?? MAX_ATTEMPTS;
+    for (let n = 1; ; n++) {
+      const answered = await sendOptions.beforeAttempt?.(n);
+      const startedAt = performance.now();
+      const outcome = await attempt(path, account.token, payload, Math.min(timeoutMs, deadline - clock.now()));
+      answered?.();
+      options.observe?.(outcome.result, (performance.now() - startedAt) / 1000);
+      if (!outcome.retry || n >= attempts) return outcome.result;
+      const wait = Math.max(backoffMs(n), outcome.retryAfterMs ?? 0);
+      // A retry needs at least half a timeout left after its wait, or it is not worth starting.
+      if (clock.now() + wait + timeoutMs / 2 > deadline) return outcome.result;
+      await clock.sleep(wait);
+    }
+  }
 }
 export type MessagingClient = ReturnType<typeof createMessagingClient>;

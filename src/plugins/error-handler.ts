@@ -19,7 +19,7 @@ const FRAMEWORK_CODES: Record<string, [number, string]> = {
 type ValidationItem = NonNullable<FastifyError['validation']>[number];
 
 /** "body/to must match pattern …", "body/foo is not allowed" — always naming the field. */
-function validationMessage(context: string | undefined, item: ValidationItem): string {
+export function validationMessage(context: string | undefined, item: ValidationItem): string {
   const where = `${context ?? 'request'}${item.instancePath ?? ''}`;
   const params = item.params as Record<string, unknown>;
   if (item.keyword === 'additionalProperties') return `${where}/${String(params.additionalProperty)} is not an allowed property`;

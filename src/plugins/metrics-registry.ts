@@ -22,6 +22,8 @@ export interface MetricsSources {
   freeBytes: () => number;
   /** The event feed: events written since start, open streams, and each endpoint's lag (events after its cursor). */
   events?: () => { written: number; openStreams: number; lag: number[] };
+  /** The send queue per phone number id: waiting messages, the oldest one's age (s) and paused-until (unix s; 0: not paused). */
+  sendQueue: () => { phoneNumberId: string; depth: number; oldestAgeSeconds: number; pausedUntilSeconds: number }[];
   /** Node's process metrics (memory, CPU, event loop): the process turns them on, not every test app. */
   processMetrics?: boolean;
 }
@@ -131,9 +133,26 @@ export function createMetrics(sources: MetricsSources) {
     },
   });
 
+  const queueGauge = (name: string, help: string, pick: (q: ReturnType<MetricsSources['sendQueue']>[number]) => number) => new Gauge({
+    name, help, labelNames: ['phone_number_id'] as const, registers,
+    collect() {
+      this.reset();
+      for (const q of sources.sendQueue()) this.set({ phone_number_id: q.phoneNumberId }, pick(q));
+    },
+  });
+  queueGauge('gateway_send_queue_depth', 'Queued and scheduled messages waiting, per phone number id', (q) => q.depth);
+  queueGauge('gateway_send_queue_oldest_age_seconds', 'Age of the oldest waiting message, per phone number id', (q) => q.oldestAgeSeconds);
+  queueGauge('gateway_send_queue_paused_until_seconds', "Until when (unix seconds) a number's queue is paused by the network's throttling; 0 when not paused", (q) => q.pausedUntilSeconds);
+  const throttled = new Counter({
+    name: 'gateway_send_queue_throttled_total', help: 'Throttling answers to queued sends, per phone number id and code (130429: number paused; 131056: recipient held; 131048: number paused)',
+    labelNames: ['phone_number_id', 'code'] as const, registers,
+  });
+
   return {
     registry,
     deliveryOutcome: (outcome: string) => deliveries.inc({ outcome }),
+    /** A queued send the network throttled (the message waits again). */
+    queueThrottled: (phoneNumberId: string, code: string) => throttled.inc({ phone_number_id: phoneNumberId, code }),
     callbackReceived: () => callbacksReceived.inc(),
     eventSettled: (state: EventState) => eventsSettled.inc({ state }),
     sendOutcome: (outcome: string) => sends.inc({ outcome }),

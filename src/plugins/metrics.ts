@@ -22,5 +22,7 @@ export default fp(async function metrics(app: FastifyInstance, options: { proces
     mediaDownloads: () => app.mediaDownloads.stats(),
     processMetrics: options.processMetrics ?? false,
     events: () => ({ written: app.eventsRepo.writtenSinceStart(), openStreams: app.eventStreams.stats().open, lag: app.eventEndpointsRepo.lags() }),
+    // Read at scrape time: the send queue registers after this plugin.
+    sendQueue: () => app.sendQueue.metrics(),
   }));
 }, { name: 'metrics', dependencies: ['db'] });

@@ -8,9 +8,11 @@ import type { UserRow } from '../db/tables';
 import type { Writer } from '../db/writer';
 import { AppError, asStorageError } from '../errors';
 import { wireBody, type MessagingAccount, type MessagingClient, type OutboundMessage } from '../messaging/client';
+import type { Pacer } from '../pacing/pacer';
 import { monthKey } from '../support/time';
 import { storedFields } from './outbound-message';
 import { failureError, failureRecord, keptFailure, outcomeUnknown, replayedFailure, sentButNotStored } from './send-failures';
+import { contactAnswered, contactOfSend } from './send-recipient';
 import type { SendTracker } from './send-tracker';
 
 const KEY_TTL_MS = 24 * 3600 * 1000;
@@ -33,6 +35,9 @@ export interface SendDeps {
   now: () => Date;
   /** Opens a user's sealed messaging token; undefined when the current key cannot. */
   openToken: (sealed: string, userId: number) => string | undefined;
+  /** Paces the network calls of each phone number id; a send waits its turn at most `sendWaitMs`. */
+  pacer: Pacer;
+  sendWaitMs: number;
 }
 
 export interface SendAnswer {
@@ -40,13 +45,8 @@ export interface SendAnswer {
   credits_remaining: number; created_at: string; contact_id: number;
 }
 
-const NOBODY = { parentBsuid: null, name: null, username: null };
-/** The contact of the recipient as sent (`contactId` when the caller named one). */
-function sentTo(deps: SendDeps, userId: number, message: OutboundMessage, at: number, contactId?: number): ContactRef {
-  if (contactId !== undefined) return { contactId, key: message.to };
-  const ids = message.toBsuid ? { waId: null, bsuid: message.to } : { waId: message.to, bsuid: null };
-  return deps.contacts.resolve(userId, { ...ids, ...NOBODY }, at)!;
-}
+const sentTo = (deps: SendDeps, userId: number, message: OutboundMessage, at: number, contactId?: number): ContactRef =>
+  contactOfSend(deps.contacts, userId, message, at, contactId);
 export interface SendOutcome { answer: SendAnswer; replayed: boolean }
 
 export function accountOf(user: UserRow, openToken: SendDeps['openToken']): MessagingAccount {
@@ -75,6 +75,8 @@ export async function sendMessage(
   deps: SendDeps, user: UserRow, message: OutboundMessage, idempotencyKey?: string, contactId?: number,
 ): Promise<SendOutcome> {
   const account = accountOf(user, deps.openToken);
+  // The number's turn at its rate, or 429 SEND_QUEUE_FULL before anything is stored or charged.
+  const turn = deps.pacer.turn(account.phoneNumberId, user.messagingRate, deps.sendWaitMs);
   const startedAt = deps.now().getTime();
   // The credit is taken from, and given back to, the month of the request.
   const month = monthKey(new Date(startedAt), deps.timezone);
@@ -119,7 +121,7 @@ export async function sendMessage(
   }
 
   const { id } = claimed;
-  const result = await deps.client.send(account, message).catch((error: unknown) => {
+  const result = await deps.client.send(account, message, { beforeAttempt: (n) => (n === 1 ? turn.go() : turn.retry()) }).catch((error: unknown) => {
     // The client never throws by contract; if it did, the settle job must still be free to settle this message.
     deps.tracker.end(id);
     throw error;
@@ -143,7 +145,7 @@ export async function sendMessage(
   try {
     return await deps.tracker.settle(id, () => {
       // The conversation is the contact the network answered: its number, else its user id, else the recipient as sent.
-      const contact = deps.contacts.resolve(user.id, { waId: result.waId, bsuid: result.userId, ...NOBODY }, settledAt)
+      const contact = contactAnswered(deps.contacts, user.id, result, settledAt)
         ?? sentTo(deps, user.id, message, settledAt, contactId);
       deps.messages.markAccepted(id, result.wamid, contact, settledAt);
       const answer: SendAnswer = {

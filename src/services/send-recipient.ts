@@ -2,7 +2,9 @@
 // when known, else its BSUID) -> the address sent and the contact the message is stored with until the network answers.
 import type { RecipientBody } from '../../schemas/messages';
 import type { ContactResolver } from '../contacts/resolve';
+import type { ContactRef } from '../db/messages-repo';
 import { AppError } from '../errors';
+import type { OutboundMessage } from '../messaging/client';
 
 export interface Recipient {
   /** The address sent: a phone number, or with `bsuid` a business-scoped user id. */
@@ -34,3 +36,16 @@ export function recipientOf(body: RecipientBody, userId: number, contacts: Pick<
 /** The message fields that address it (spread into an OutboundMessage). */
 export const addressOf = (recipient: Recipient): { to: string; toBsuid?: true } =>
   (recipient.bsuid ? { to: recipient.to, toBsuid: true } : { to: recipient.to });
+
+const NOBODY = { parentBsuid: null, name: null, username: null };
+
+/** The contact a message is stored with until the network answers: the one named, else the contact of the address sent. */
+export function contactOfSend(contacts: Pick<ContactResolver, 'resolve'>, userId: number, message: OutboundMessage, at: number, contactId?: number): ContactRef {
+  if (contactId !== undefined) return { contactId, key: message.to };
+  const ids = message.toBsuid ? { waId: null, bsuid: message.to } : { waId: message.to, bsuid: null };
+  return contacts.resolve(userId, { ...ids, ...NOBODY }, at)!;
+}
+
+/** The contact of the network's answer: its number, else its user id (undefined when it named neither). */
+export const contactAnswered = (contacts: Pick<ContactResolver, 'resolve'>, userId: number, answer: { waId: string | null; userId: string | null }, at: number) =>
+  contacts.resolve(userId, { waId: answer.waId, bsuid: answer.userId, ...NOBODY }, at);

@@ -21,6 +21,7 @@ export async function userColumns(body: UpdateUserBody, hash: Hash): Promise<Use
     messagingToken: body.messaging_token,
     messagingPhoneNumberId: body.messaging_phone_number_id,
     monthlyCredits: body.monthly_credits,
+    messagingRate: body.messaging_rate,
   };
 }
 

@@ -22,6 +22,7 @@ export function publicUser(user: UserRow, creditsUsed: number, last4: string | n
     messaging_token_set: user.messagingToken !== null,
     messaging_token_last4: last4,
     monthly_credits: user.monthlyCredits,
+    messaging_rate: user.messagingRate,
     credits_used: creditsUsed,
     credits_remaining: Math.max(0, user.monthlyCredits - creditsUsed),
     created_at: new Date(user.createdAt).toISOString(),

@@ -1,0 +1,88 @@
+// `npm run bench:pacing`: 10,000 queued messages over 5 users at messaging_rate 80 against the sandbox network. Prints
+// each phone number's measured rate at the sandbox (from its recorded arrival times) and its busiest 1 s window; exits 1
+// when a window holds more than the rate. Gateway and sandbox run in this one process (the sandbox on loopback).
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { buildApp } from '../src/app';
+import { parseConfig } from '../src/config';
+import { startSandbox, type RecordedRequest } from '../src/sandbox/server';
+import { hashPassword } from '../src/services/passwords';
+
+const USERS = Number(process.env.BENCH_PACING_USERS ?? 5);
+const MESSAGES = Number(process.env.BENCH_PACING_MESSAGES ?? 10_000);
+const RATE = Number(process.env.BENCH_PACING_RATE ?? 80);
+const BATCH = 1000;
+
+/** The most requests in any 1 s window starting at a request's arrival. */
+function maxWindow(times: number[]): number {
+  let max = 0;
+  for (let i = 0, j = 0; i < times.length; i++) {
+    while (j < times.length && times[j]! < times[i]! + 1000) j++;
+    max = Math.max(max, j - i);
+  }
+  return max;
+}
+
+async function main(): Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), 'gateway-bench-pacing-'));
+  const sandbox = await startSandbox({ enabled: false });
+  const config = parseConfig({
+    DATABASE_PATH: join(dir, 'bench.db'), LOG_LEVEL: 'warn', JWT_SECRET: 'bench-secret-bench-secret-bench-secret-0',
+    MESSAGING_API_URL: `${sandbox.url}/v23.0`,
+  });
+  const app = await buildApp(config);
+  try {
+    await app.ready();
+    const passwordHash = await hashPassword('bench-password');
+    const users = Array.from({ length: USERS }, (_, i) => {
+      const phoneNumberId = `10000000000000${i}`;
+      const token = `EAAbench-token-${i}`;
+      sandbox.addAccount({ phoneNumberId, token });
+      const result = app.usersRepo.create({
+        email: `pacing${i}@example.com`, passwordHash, messagingToken: token, messagingPhoneNumberId: phoneNumberId,
+        monthlyCredits: MESSAGES, messagingRate: RATE,
+      }, app.now());
+      if (!result.ok) throw new Error('user ' + result.conflict);
+      return result.user;
+    });
+    const perUser = Math.ceil(MESSAGES / USERS);
+    const started = performance.now();
+    for (const user of users) {
+      const auth = { authorization: `Bearer ${app.issueToken(user)}` };
+      for (let from = 0; from < perUser; from += BATCH) {
+        const messages = Array.from({ length: Math.min(BATCH, perUser - from) }, (_, k) => ({
+          to: `1555${String(user.id).padStart(3, '0')}${String((from + k) % 10_000).padStart(4, '0')}`, type: 'text', text: { body: `bench ${from + k}` },
+        }));
+        const res = await app.inject({ method: 'POST', url: '/api/message/batch', headers: auth, payload: { messages } });
+        if (res.statusCode !== 202) throw new Error(`batch: ${res.statusCode} ${res.body}`);
+      }
+    }
+    process.stderr.write(`queued ${perUser * USERS} messages in ${((performance.now() - started) / 1000).toFixed(1)} s; sending at ${RATE}/s per number…\n`);
+    const waiting = app.db.$client.prepare("SELECT count(*) FROM messages WHERE status IN ('queued', 'scheduled', 'pending')").pluck();
+    while ((waiting.get() as number) > 0) await new Promise((resolve) => setTimeout(resolve, 500));
+
+    const byNumber = new Map<string, RecordedRequest[]>();
+    for (const request of sandbox.requests) {
+      const match = /\/([0-9]+)\/messages$/.exec(request.path);
+      if (match) byNumber.set(match[1]!, [...(byNumber.get(match[1]!) ?? []), request]);
+    }
+    let worst = 0;
+    console.log('phone_number_id     sent   rate/s   max in 1 s');
+    for (const [id, requests] of [...byNumber].sort()) {
+      const times = requests.map((r) => r.at).sort((a, b) => a - b);
+      const rate = ((times.length - 1) * 1000) / (times.at(-1)! - times[0]!);
+      const max = maxWindow(times);
+      worst = Math.max(worst, max);
+      console.log(`${id.padEnd(18)} ${String(times.length).padStart(5)}   ${rate.toFixed(2).padStart(6)}   ${String(max).padStart(4)}`);
+    }
+    console.log(`rate ${RATE}/s: busiest 1 s window ${worst} (${worst <= RATE ? 'never above the rate' : 'ABOVE THE RATE'})`);
+    process.exitCode = worst <= RATE ? 0 : 1;
+  } finally {
+    await app.close();
+    await sandbox.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+void main();

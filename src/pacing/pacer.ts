@@ -1,0 +1,93 @@
+// Per phone number id pacing: the network calls of one number never exceed its rate in any 1 s, synchronous sends and
+// the queue worker alike. A call first reserves a slot (slots are spaced 1 s / rate apart), then, right before it goes
+// out, checks the log of that number's last `rate` calls: it leaves at least 1 s after the call `rate` places before it
+// reached the network. A call reached the network before its answer came back, and (we assume) within CAP_MS of leaving:
+// so the rate holds at the network even when a call takes long to get there (a new connection, a busy event loop).
+// Nothing runs while no one waits: no timer, no loop.
+import { setTimeout as wait } from 'node:timers/promises';
+import { AppError } from '../errors';
+
+const WINDOW_MS = 1000;
+/** Slots a little wider than 1 s / rate, and a margin on the log: the jitter between a call leaving and reaching the network
+ * (a new connection, a busy event loop) does not put rate + 1 calls in one second there. */
+const SPREAD = 1.004;
+const MARGIN_MS = 2;
+/** A call not answered yet is taken to have reached the network at most this long after it left. */
+const CAP_MS = 250;
+
+export interface PacerClock { now(): number; sleep(ms: number): Promise<unknown> }
+const realClock: PacerClock = { now: () => performance.now(), sleep: (ms) => wait(ms, undefined, { ref: false }) };
+
+interface Call { sent: number; done?: number }
+interface Lane { next: number; log: Call[] }
+
+/** Called when the call's answer (or failure) came back. */
+export type Done = () => void;
+/** A reserved turn: `go` resolves when the call may leave; `retry` paces a further attempt of the same send. */
+export interface Turn { go(): Promise<Done>; retry(): Promise<Done> }
+
+export function createPacer(clock: PacerClock = realClock) {
+  const lanes = new Map<string, Lane>();
+  const lane = (id: string): Lane => {
+    let found = lanes.get(id);
+    if (!found) lanes.set(id, found = { next: 0, log: [] });
+    return found;
+  };
+
+  /** The next slot of `id` if it is at most `maxWaitMs` away (then it is taken); undefined otherwise. */
+  function reserve(id: string, rate: number, maxWaitMs = Infinity): number | undefined {
+    const l = lane(id);
+    const now = clock.now();
+    const at = Math.max(now, l.next);
+    if (at - now > maxWaitMs) return undefined;
+    l.next = at + (WINDOW_MS * SPREAD) / rate;
+    return at;
+  }
+
+  /** Waits for slot `at`, then until the number's last `rate` calls leave room in the past second; records the call. */
+  async function dispatch(id: string, rate: number, at: number): Promise<Done> {
+    for (;;) {
+      const l = lane(id);
+      const now = clock.now();
+      const earlier = l.log.length < rate ? undefined : l.log[l.log.length - rate]!;
+      const reached = earlier === undefined ? -Infinity : Math.min(earlier.done ?? Infinity, earlier.sent + CAP_MS);
+      const due = Math.max(at, reached + WINDOW_MS + MARGIN_MS);
+      if (due <= now) {
+        const call: Call = { sent: now };
+        l.log.push(call);
+        if (l.log.length > rate) l.log.splice(0, l.log.length - rate);
+        return () => {
+          call.done = clock.now();
+        };
+      }
+      await clock.sleep(due - now);
+    }
+  }
+
+  return {
+    reserve,
+    dispatch,
+    /** Sleeps until the pacer's time `at` (a slot from `reserve`). */
+    until: async (at: number): Promise<void> => {
+      const ms = at - clock.now();
+      if (ms > 0) await clock.sleep(ms);
+    },
+
+    /**
+     * A synchronous send's turn: taken now if it comes within `maxWaitMs`, else 429 SEND_QUEUE_FULL (nothing reserved,
+     * so nothing is charged or sent). `retry` paces the send's further attempts without a limit.
+     */
+    turn(id: string, rate: number, maxWaitMs: number): Turn {
+      const at = reserve(id, rate, maxWaitMs);
+      if (at === undefined) {
+        const backlogMs = lane(id).next - clock.now() - maxWaitMs;
+        const seconds = Math.max(1, Math.ceil(backlogMs / 1000));
+        throw new AppError(429, 'SEND_QUEUE_FULL',
+          `This phone number's sends are booked for more than ${Math.round(maxWaitMs / 1000)} s at its rate of ${rate} messages per second; `
+          + `nothing was sent or charged: retry after ${seconds} s, or queue the message (Prefer: respond-async)`, undefined, { 'retry-after': String(seconds) });
+      }
+      return { go: () => dispatch(id, rate, at), retry: () => dispatch(id, rate, reserve(id, rate)!) };
+    },
+  };
+}
+export type Pacer = ReturnType<typeof createPacer>;

@@ -1,0 +1,283 @@
+// The queue worker: per user (hence per phone number id), sends the due queued messages in order at the number's rate,
+// through the pacer shared with synchronous sends. A row is claimed (`pending`, tracked) in a write before its network
+// call, so a crash leaves it to the interrupted-send settlement, never to a second send. Throttling answers put the
+// message back and pause the number (130429, 131048) or hold only its recipient (131056). No loop runs while nothing is
+// due: each user's lane sleeps on one timer set for its next due time, expiry or end of pause.
+import type { CreditsRepo } from '../db/credits-repo';
+import type { MessagesRepo } from '../db/messages-repo';
+import type { ClaimedMessage, QueueRepo } from '../db/queue-repo';
+import type { UserRow } from '../db/tables';
+import type { Writer } from '../db/writer';
+import { asStorageError } from '../errors';
+import { TEMPORARY } from '../messaging/answers';
+import type { MessagingAccount, MessagingClient, OutboundMessage, SendResult } from '../messaging/client';
+import { accountOf } from '../services/send-message';
+import { failureRecord } from '../services/send-failures';
+import { contactAnswered, contactOfSend } from '../services/send-recipient';
+import type { SendTracker } from '../services/send-tracker';
+import type { ContactResolver } from '../contacts/resolve';
+import { BSUID_PATTERN } from '../../schemas/network-send';
+import { monthKey } from '../support/time';
+import type { Pacer } from './pacer';
+
+type LogFn = (details: object, message: string) => void;
+/** What the worker counts: throttling answers by code, per phone number id. */
+export type ThrottleCode = '130429' | '131056' | '131048' | 'other';
+
+const BSUID = new RegExp(BSUID_PATTERN);
+/** A stored recipient as the address it was sent to: a business-scoped user id, or a phone number. */
+const addressed = (to: string): OutboundMessage => ({ kind: 'text', to, body: '', ...(BSUID.test(to) ? { toBsuid: true as const } : {}) });
+
+export interface QueueWorkerDeps {
+  writer: Writer;
+  queue: QueueRepo;
+  messages: Pick<MessagesRepo, 'markAccepted' | 'markFailed'>;
+  contacts: Pick<ContactResolver, 'resolve'>;
+  credits: Pick<CreditsRepo, 'refund'>;
+  users: { findById(id: number): UserRow | undefined };
+  client: Pick<MessagingClient, 'sendPayload'>;
+  pacer: Pacer;
+  tracker: SendTracker;
+  openToken: (sealed: string, userId: number) => string | undefined;
+  timezone: string;
+  now: () => Date;
+  log: { info: LogFn; error: LogFn; warn: LogFn };
+  onThrottle?: (phoneNumberId: string, code: ThrottleCode) => void;
+  /** Network calls of one number under way at once (the rate bounds them too). */
+  maxInFlight?: number;
+}
+
+/** 131056 holds the recipient 6 s, then twice as long at each repeat, up to a minute. */
+const HOLD_BASE_MS = 6000;
+const HOLD_MAX_MS = 60_000;
+/** 131048 (spam rate limit): the number waits a minute. */
+const SPAM_PAUSE_MS = 60_000;
+/** Network unreachable or temporarily unavailable: the number waits a few seconds. */
+const UNAVAILABLE_PAUSE_MS = 5000;
+/** Never a timer shorter than this after a run that found nothing due (no busy loop whatever the data says). */
+const IDLE_FLOOR_MS = 1000;
+const MAX_TIMER_MS = 2 ** 31 - 1;
+const STORAGE_WAIT_MS = 10_000;
+/** A message is claimed this long before its turn: about the time a claim write takes. */
+const CLAIM_LEAD_MS = 20;
+
+const record = (code: string, title: string, details: string) => JSON.stringify({ code, title, details });
+export const EXPIRED = record('EXPIRED', 'The message expired in the queue',
+  'It was still queued at its expires_at, so it was not sent; its credit was refunded.');
+const NOT_CONFIGURED = record('MESSAGING_NOT_CONFIGURED', 'Messaging is not configured for this account',
+  'The account had no readable messaging token or phone number id when the message was due; it was not sent and its credit was refunded.');
+
+interface Lane {
+  userId: number;
+  running: Promise<void> | undefined;
+  again: boolean;
+  timer: NodeJS.Timeout | undefined;
+  /** App clock (ms): the number's queue sends nothing before this. */
+  pausedUntil: number;
+  phoneNumberId: string | undefined;
+  inFlight: Set<Promise<void>>;
+  /** 131056 repeats per recipient since its last accepted message. */
+  holds: Map<string, number>;
+}
+
+export function createQueueWorker(deps: QueueWorkerDeps) {
+  const lanes = new Map<number, Lane>();
+  const maxInFlight = deps.maxInFlight ?? 64;
+  let stopped = true;
+  const now = () => deps.now().getTime();
+
+  const laneOf = (userId: number): Lane => {
+    let lane = lanes.get(userId);
+    if (!lane) {
+      lane = { userId, running: undefined, again: false, timer: undefined, pausedUntil: 0, phoneNumberId: undefined, inFlight: new Set(), holds: new Map() };
+      lanes.set(userId, lane);
+    }
+    return lane;
+  };
+
+  /** Starts the lane of `userId` now (or once its current run ends). */
+  function wake(userId: number): void {
+    if (stopped) return;
+    const lane = laneOf(userId);
+    if (lane.running) {
+      lane.again = true;
+      return;
+    }
+    clearTimeout(lane.timer);
+    lane.timer = undefined;
+    lane.again = false;
+    lane.running = run(lane).catch((error: unknown) => {
+      deps.log.error({ err: error, userId }, 'send queue run failed; it runs again within a minute');
+      sleepUntil(lane, now() + 60_000);
+    }).finally(() => {
+      lane.running = undefined;
+      if (lane.again) wake(userId);
+    });
+  }
+
+  function sleepUntil(lane: Lane, at: number): void {
+    if (stopped) return;
+    clearTimeout(lane.timer);
+    const delay = Math.min(MAX_TIMER_MS, Math.max(0, at - now()));
+    lane.timer = setTimeout(() => wake(lane.userId), delay);
+    lane.timer.unref();
+  }
+
+  /** The lane sleeps until its next due message, expiry or end of pause; nothing waiting: no timer at all. */
+  function sleepUntilDue(lane: Lane, floor: boolean): void {
+    const { sendAt, expiresAt } = deps.queue.nextDue(lane.userId);
+    const times = [sendAt, expiresAt].filter((t): t is number => t !== null);
+    if (times.length === 0) return;
+    let at = Math.max(Math.min(...times), lane.pausedUntil);
+    if (floor) at = Math.max(at, now() + IDLE_FLOOR_MS);
+    sleepUntil(lane, at);
+  }
+
+  const refund = (userId: number, createdAt: number) => deps.credits.refund(userId, monthKey(new Date(createdAt), deps.timezone));
+
+  async function expire(lane: Lane): Promise<void> {
+    const at = now();
+    const expired = await deps.writer.write(() => {
+      const rows = deps.queue.expire(lane.userId, at, EXPIRED);
+      for (const row of rows) refund(row.userId, row.createdAt);
+      return rows.length;
+    });
+    if (expired > 0) deps.log.info({ userId: lane.userId, messages: expired }, 'queued messages expired and refunded');
+  }
+
+  async function run(lane: Lane): Promise<void> {
+    await expire(lane);
+    for (;;) {
+      if (stopped) return;
+      if (lane.pausedUntil > now()) return sleepUntilDue(lane, false);
+      const user = deps.users.findById(lane.userId);
+      if (!user) return; // deleted: its messages went with it
+      let account: MessagingAccount | undefined;
+      try {
+        account = accountOf(user, deps.openToken);
+      } catch {
+        account = undefined;
+      }
+      lane.phoneNumberId = account?.phoneNumberId;
+      while (lane.inFlight.size >= maxInFlight) await Promise.race(lane.inFlight);
+      // The next message is claimed shortly before its turn (the write's time overlaps the wait, so the pace does not
+      // drift by it): until then it stays in the queue, cancellable, and a throttling answer can still hold or pause it.
+      const slot = account === undefined ? undefined : deps.pacer.reserve(account.phoneNumberId, user.messagingRate);
+      if (slot !== undefined) await deps.pacer.until(slot - CLAIM_LEAD_MS);
+      if (stopped) return;
+      const at = now();
+      const [claimed] = await Promise.all([
+        deps.writer.write(() => {
+          const row = deps.queue.claimNext(lane.userId, at);
+          if (row) deps.tracker.begin(row.id);
+          return row;
+        }),
+        slot === undefined ? undefined : deps.pacer.until(slot),
+      ]);
+      if (!claimed) {
+        await expire(lane);
+        return sleepUntilDue(lane, true);
+      }
+      if (stopped) return putBack(lane, claimed, at);
+      if (lane.pausedUntil > now()) {
+        await putBack(lane, claimed, at);
+        continue;
+      }
+      if (account === undefined || slot === undefined) {
+        await settle(claimed, () => {
+          deps.messages.markFailed(claimed.id, NOT_CONFIGURED, at);
+          refund(claimed.userId, claimed.createdAt);
+        });
+        continue;
+      }
+      const answered = await deps.pacer.dispatch(account.phoneNumberId, user.messagingRate, slot);
+      const sending = deliver(lane, account, claimed, answered).catch((error: unknown) => {
+        deps.log.error({ err: error, messageId: claimed.id }, 'queued send failed to settle; it is settled as interrupted later');
+      }).finally(() => lane.inFlight.delete(sending));
+      lane.inFlight.add(sending);
+    }
+  }
+
+  /** Stores a claimed message's outcome; a write storage refuses is retried in the background (the row stays tracked). */
+  async function settle(row: ClaimedMessage, body: () => void, wamid?: string): Promise<void> {
+    await deps.tracker.settle(row.id, body, STORAGE_WAIT_MS, wamid).catch((error: unknown) => {
+      if (asStorageError(error) === undefined) throw error;
+    });
+  }
+
+  /** Puts a message the network did not take back in the queue, due at `dueAt`, and wakes the lane for it. */
+  async function putBack(lane: Lane, row: ClaimedMessage, dueAt: number, extra?: () => void): Promise<void> {
+    await settle(row, () => {
+      deps.queue.requeue(row.id, dueAt);
+      extra?.();
+    });
+    wake(lane.userId);
+  }
+
+  function pause(lane: Lane, ms: number): void {
+    lane.pausedUntil = Math.max(lane.pausedUntil, now() + ms);
+  }
+
+  async function deliver(lane: Lane, account: MessagingAccount, row: ClaimedMessage, answered: () => void): Promise<void> {
+    const result: SendResult = await deps.client.sendPayload(account, row.payloadJson, { attempts: 1 }).catch((error: unknown) => {
+      deps.tracker.end(row.id);
+      throw error;
+    }).finally(answered);
+    const at = now();
+    if (result.kind === 'accepted') {
+      lane.holds.delete(row.to);
+      // The conversation is the contact the network answered (its number, else its user id), else the one it was queued in.
+      return settle(row, () => deps.messages.markAccepted(row.id, result.wamid,
+        contactAnswered(deps.contacts, row.userId, result, at) ?? contactOfSend(deps.contacts, row.userId, addressed(row.to), at), at), result.wamid);
+    }
+    const code = result.kind === 'unavailable' ? undefined : result.upstream.code;
+    if (result.kind === 'throttled' && code === 131056) {
+      const repeats = lane.holds.get(row.to) ?? 0;
+      lane.holds.set(row.to, repeats + 1);
+      const until = at + Math.min(HOLD_MAX_MS, HOLD_BASE_MS * 2 ** repeats);
+      deps.onThrottle?.(account.phoneNumberId, '131056');
+      return putBack(lane, row, until, () => deps.queue.holdRecipient(row.userId, row.to, until));
+    }
+    if (result.kind === 'throttled') {
+      pause(lane, Math.max(1, result.retryAfterSeconds) * 1000);
+      deps.onThrottle?.(account.phoneNumberId, code === 130429 ? '130429' : 'other');
+      return putBack(lane, row, at);
+    }
+    if (code === 131048) {
+      pause(lane, SPAM_PAUSE_MS);
+      deps.onThrottle?.(account.phoneNumberId, '131048');
+      return putBack(lane, row, at);
+    }
+    // Certainly not taken by the network: sent again after a short pause of the number.
+    if ((result.kind === 'unavailable' && result.reason === 'unreachable') || (code !== undefined && code !== null && TEMPORARY.has(code))) {
+      pause(lane, UNAVAILABLE_PAUSE_MS);
+      return putBack(lane, row, at);
+    }
+    // Refused, or no answer in time (it may have been delivered: never sent again): failed and refunded, as a direct send.
+    return settle(row, () => {
+      deps.messages.markFailed(row.id, failureRecord(result), at);
+      refund(row.userId, row.createdAt);
+    });
+  }
+
+  return {
+    wake,
+    /** Every user with waiting messages gets its lane (start-up: a restart resumes the queue). */
+    start(): void {
+      stopped = false;
+      for (const userId of deps.queue.waitingUsers()) wake(userId);
+    },
+    /** No new claim or timer; resolves when the sends under way have stored their outcome. */
+    async stop(): Promise<void> {
+      stopped = true;
+      for (const lane of lanes.values()) clearTimeout(lane.timer);
+      await Promise.all([...lanes.values()].map((lane) => lane.running));
+      await Promise.all([...lanes.values()].flatMap((lane) => [...lane.inFlight]));
+    },
+    /** Per phone number id: paused until (app clock ms), for the metrics. */
+    pauses(): { userId: number; phoneNumberId: string | undefined; pausedUntil: number }[] {
+      return [...lanes.values()].map((l) => ({ userId: l.userId, phoneNumberId: l.phoneNumberId, pausedUntil: l.pausedUntil }));
+    },
+  };
+}
+export type QueueWorker = ReturnType<typeof createQueueWorker>;
