@@ -33,14 +33,15 @@ const messages: FastifyPluginAsyncTypebox = async (app) => {
       409: withHeaders(ErrorResponse, { 'retry-after': Type.Integer({ description: 'With `IDEMPOTENCY_KEY_IN_USE`: seconds to wait' }) }),
     },
   };
-  /** Counts the send's outcome (metrics): accepted, replayed, or the error code answered. */
+  /** Counts the send's outcome (metrics): accepted, replayed (a repeated success or failure), or the error code answered. */
   const counted = async (sending: Promise<SendOutcome>): Promise<SendOutcome> => {
     try {
       const outcome = await sending;
       app.metrics.sendOutcome(outcome.replayed ? 'replayed' : 'accepted');
       return outcome;
     } catch (error) {
-      app.metrics.sendOutcome(error instanceof AppError ? error.code : 'INTERNAL_ERROR');
+      const replayed = error instanceof AppError && error.headers?.['idempotent-replayed'] === 'true';
+      app.metrics.sendOutcome(replayed ? 'replayed' : error instanceof AppError ? error.code : 'INTERNAL_ERROR');
       throw error;
     }
   };
