@@ -91,14 +91,17 @@ export const Message = Type.Object({
 });
 export type Message = Static<typeof Message>;
 
+export const Contact = Type.Object({
+  id: Type.Integer({ description: "The contact's id (send to it with contact_id)" }),
+  wa_id: Nullable(Type.String({ description: 'Phone number (digits); null when the network shares none' })),
+  user_id: Nullable(Type.String({ description: "The network's business-scoped user id (BSUID), once known" })),
+  username: Nullable(Type.String()),
+  name: Nullable(Type.String()),
+}, { title: 'Contact', description: 'A person the user talks with, known by phone number and/or the network user id' });
+export type Contact = Static<typeof Contact>;
+
 export const Conversation = Type.Object({
-  contact: Type.Object({
-    id: Type.Integer({ description: "The contact's id (send to it with contact_id)" }),
-    wa_id: Nullable(Type.String({ description: 'Phone number (digits); null when the network shares none' })),
-    user_id: Nullable(Type.String({ description: "The network's business-scoped user id (BSUID), once known" })),
-    username: Nullable(Type.String()),
-    name: Nullable(Type.String()),
-  }),
+  contact: Contact,
   last_message_at: Time('Time of the last message matching the query'),
   message_count: Type.Integer({ description: 'Messages matching the query' }),
   service_window_expires_at: Nullable(Time('24 h after the last inbound message')),

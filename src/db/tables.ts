@@ -187,6 +187,8 @@ export const events = sqliteTable('events', {
   seq: integer('seq').notNull(),
   type: text('type').notNull(),
   messageId: integer('message_id'),
+  // contact.updated: the contact it reports (message events reach theirs through the message's conversation).
+  contactId: integer('contact_id'),
   // message.status: the status this event recorded.
   status: text('status'),
   createdAt: integer('created_at').notNull(),

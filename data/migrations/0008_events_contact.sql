@@ -1,0 +1,1 @@
+ALTER TABLE `events` ADD `contact_id` integer;
