@@ -24,6 +24,7 @@ import healthRoutes from './routes/health';
 import metricsRoutes from './routes/metrics';
 import mediaRoutes from './routes/media';
 import messageRoutes from './routes/messages';
+import oneMessageRoutes from './routes/message';
 import mediaUploadRoutes from './routes/media-upload';
 import type { UploadFairness } from './services/upload-fairness';
 import webhookRoutes from './routes/webhook';
@@ -150,6 +151,7 @@ export async function buildApp(config: Config, options: AppOptions = {}) {
   await app.register(healthRoutes);
   await app.register(metricsRoutes);
   await app.register(messageRoutes);
+  await app.register(oneMessageRoutes);
   await app.register(mediaUploadRoutes, options.uploads ?? {});
   await app.register(webhookRoutes);
   await app.register(webhookEventRoutes);

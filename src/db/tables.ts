@@ -102,6 +102,8 @@ export const messages = sqliteTable('messages', {
   index('messages_conversation_created').on(t.conversationId, t.createdAt),
   // The conversations view filtered by type: its newest, its count and its latest 200, each one index range.
   index('messages_conversation_type_created').on(t.conversationId, t.type, t.createdAt),
+  // A conversation's whole history paged by message id (GET …/conversations/{contact_id}/messages).
+  index('messages_conversation_id').on(t.conversationId, t.id),
 ]);
 
 // Durable queue of inbound media downloads, one row per message with media: enqueued in the write that stores the
