@@ -160,6 +160,16 @@ export const SendAnswer = Type.Object({
   status: Type.Literal('accepted'),
   credits_remaining: Type.Integer(),
   created_at: Timestamp,
+}, { title: 'SendAnswer', description: 'The network accepted the message: stored under `id`, one credit used' });
+
+/** POST /api/message/{id}/read. */
+export const MarkReadBody = Type.Object({
+  typing_indicator: Type.Optional(Type.Boolean({ default: false, description: 'Also show the customer a typing indicator (until you answer, or about 25 s)' })),
+}, { additionalProperties: false });
+export const MarkReadAnswer = Type.Object({
+  id: Type.Integer(),
+  wamid: Type.String({ description: "The network's id of the message marked read" }),
+  typing_indicator: Type.Boolean({ description: 'Whether a typing indicator was asked for' }),
 });
 
 export const Upstream = Type.Object({

@@ -3,7 +3,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Pool } from 'undici';
 import type { FreeFormContent, FreeFormType, TemplateButton, TemplateHeader } from '../../schemas/messages';
 import { MESSAGING_PRODUCT, type NetworkSendRequest, type NetworkTemplateComponent } from '../../schemas/network';
-import { readAnswer, type Attempt, type SendResult } from './answers';
+import type { NetworkMarkReadRequest } from '../../schemas/network-send';
+import { readAnswer, readMarkReadAnswer, type Attempt, type SendResult } from './answers';
 import { deadlines, errorCode, TIMEOUTS } from './failures';
 
 export type { SendResult, Upstream } from './answers';
@@ -107,7 +108,9 @@ export function createMessagingClient(options: MessagingClientOptions) {
   });
   const timeout = (detail: string): Attempt => ({ result: { kind: 'unavailable', reason: 'timeout', detail }, retry: false });
 
-  async function attempt(path: string, token: string, payload: string, deadlineMs: number): Promise<Attempt> {
+  type Reader = (status: number, retryAfter: string | string[] | undefined, text: string) => Attempt;
+
+  async function attempt(path: string, token: string, payload: string, deadlineMs: number, read: Reader = readAnswer): Promise<Attempt> {
     const controller = new AbortController();
     let timedOut = false;
     let answered = false;
@@ -123,7 +126,7 @@ export function createMessagingClient(options: MessagingClientOptions) {
       answered = true;
       // Always read the body to its end (or fail reading it): an unread body stalls the connection.
       const text = await answer.body.text();
-      return readAnswer(answer.statusCode, answer.headers['retry-after'], text);
+      return read(answer.statusCode, answer.headers['retry-after'], text);
     } catch (error) {
       const code = errorCode(error);
       // The status we answer (504) alone cannot tell a refused connection from, say, a token undici will not put in a header.
@@ -143,23 +146,36 @@ export function createMessagingClient(options: MessagingClientOptions) {
     budgetMs: 2 * timeoutMs,
 
     /** Sends one message; never throws. At most 3 attempts within 2 × the timeout. */
-    async send(account: MessagingAccount, message: OutboundMessage): Promise<SendResult> {
-      const path = `${basePath}/${encodeURIComponent(account.phoneNumberId)}/messages`;
-      const payload = JSON.stringify(wireBody(message));
-      const deadline = clock.now() + 2 * timeoutMs;
-      for (let n = 1; ; n++) {
-        const startedAt = performance.now();
-        const outcome = await attempt(path, account.token, payload, Math.min(timeoutMs, deadline - clock.now()));
-        options.observe?.(outcome.result, (performance.now() - startedAt) / 1000);
-        if (!outcome.retry || n === MAX_ATTEMPTS) return outcome.result;
-        const wait = Math.max(backoffMs(n), outcome.retryAfterMs ?? 0);
-        // A retry needs at least half a timeout left after its wait, or it is not worth starting.
-        if (clock.now() + wait + timeoutMs / 2 > deadline) return outcome.result;
-        await clock.sleep(wait);
-      }
+    send: (account: MessagingAccount, message: OutboundMessage): Promise<SendResult> => call(account, JSON.stringify(wireBody(message)), readAnswer),
+
+    /**
+     * Marks the inbound message `wamid` read (and shows a typing indicator when asked); never throws. The same pool,
+     * deadlines, retries and error mapping as a send; `accepted` when the network took it.
+     */
+    markRead(account: MessagingAccount, wamid: string, typingIndicator = false): Promise<SendResult> {
+      const body: NetworkMarkReadRequest = {
+        messaging_product: MESSAGING_PRODUCT, status: 'read', message_id: wamid, ...(typingIndicator ? { typing_indicator: { type: 'text' as const } } : {}),
+      };
+      return call(account, JSON.stringify(body), (status, retryAfter, text) => readMarkReadAnswer(wamid, status, retryAfter, text));
     },
 
     close: (): Promise<void> => pool.close(),
   };
+
+  /** One request to the account's `/messages`: at most 3 attempts within 2 × the timeout. */
+  async function call(account: MessagingAccount, payload: string, read: Reader): Promise<SendResult> {
+    const path = `${basePath}/${encodeURIComponent(account.phoneNumberId)}/messages`;
+    const deadline = clock.now() + 2 * timeoutMs;
+    for (let n = 1; ; n++) {
+      const startedAt = performance.now();
+      const outcome = await attempt(path, account.token, payload, Math.min(timeoutMs, deadline - clock.now()), read);
+      options.observe?.(outcome.result, (performance.now() - startedAt) / 1000);
+      if (!outcome.retry || n === MAX_ATTEMPTS) return outcome.result;
+      const wait = Math.max(backoffMs(n), outcome.retryAfterMs ?? 0);
+      // A retry needs at least half a timeout left after its wait, or it is not worth starting.
+      if (clock.now() + wait + timeoutMs / 2 > deadline) return outcome.result;
+      await clock.sleep(wait);
+    }
+  }
 }
 export type MessagingClient = ReturnType<typeof createMessagingClient>;
