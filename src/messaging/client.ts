@@ -1,7 +1,7 @@
 // The only module that talks to the messaging network: shared undici pool, wire bodies, retries per SPEC §5.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Pool } from 'undici';
-import type { FreeFormContent, FreeFormType, TemplateButton, TemplateHeader } from '../../schemas/messages';
+import type { FreeFormContent, FreeFormType, NetworkTemplate, TemplateButton, TemplateHeader } from '../../schemas/messages';
 import { MESSAGING_PRODUCT, type NetworkSendRequest, type NetworkTemplateComponent } from '../../schemas/network';
 import type { NetworkMarkReadRequest } from '../../schemas/network-send';
 import { readAnswer, readMarkReadAnswer, type Attempt, type SendResult } from './answers';
@@ -26,6 +26,8 @@ export type OutboundMessage = (
     header?: TemplateHeader;
     /** Each with its position in the approved template resolved. */
     buttons?: (TemplateButton & { index: number })[];
+    /** Sent in the network's own form (POST /api/message/send): its language object and components as given. */
+    network?: { language: NetworkTemplate['language']; components?: NetworkTemplateComponent[] };
   }
   | FreeForm
 // `to` is the recipient as sent: a phone number, or with `toBsuid` a business-scoped user id (sent in the wire field `recipient`).
@@ -74,6 +76,10 @@ export function wireBody(message: OutboundMessage): NetworkSendRequest {
     return { ...common, ...context, type: 'text', text };
   }
   if (message.kind !== 'template') return { ...common, ...context, type: message.kind, [message.kind]: message.content } as NetworkSendRequest;
+  if (message.network) {
+    const { language, components: given } = message.network;
+    return { ...common, type: 'template', template: { name: message.name, language, ...(given === undefined ? {} : { components: given }) } };
+  }
   const components: NetworkTemplateComponent[] = [];
   if (message.header) components.push(headerComponent(message.header));
   if (message.params.length > 0) components.push({ type: 'body', parameters: message.params.map((text) => ({ type: 'text' as const, text })) });
