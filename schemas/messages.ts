@@ -179,7 +179,7 @@ export const SendAnswer = Type.Object({
 /** POST /api/message/{id}/read. */
 export const MarkReadBody = Type.Object({
   typing_indicator: Type.Optional(Type.Boolean({ default: false, description: 'Also show the customer a typing indicator (until you answer, or about 25 s)' })),
-}, { additionalProperties: false });
+}, { additionalProperties: false, examples: [{ typing_indicator: true }] });
 export const MarkReadAnswer = Type.Object({
   id: Type.Integer(),
   wamid: Type.String({ description: "The network's id of the message marked read" }),

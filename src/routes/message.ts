@@ -36,7 +36,7 @@ const message: FastifyPluginAsyncTypebox = async (app) => {
     schema: {
       tags: ['messages'],
       operationId: 'markMessageRead',
-      summary: 'Mark an inbound message read at the network (blue ticks), optionally with a typing indicator',
+      summary: 'Mark an inbound message read, optionally showing a typing indicator',
       description: 'The owner only; no credit. 404 `MESSAGE_NOT_FOUND` for an unknown, outbound or another user\'s message; 409 '
         + '`MESSAGING_NOT_CONFIGURED`; 429 `MESSAGING_RATE_LIMITED` and 502 `MESSAGING_REJECTED` carry the network\'s error in `upstream`; '
         + '504 `MESSAGING_UNAVAILABLE` (the network did not answer in time).',

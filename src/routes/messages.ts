@@ -58,7 +58,7 @@ const messages: FastifyPluginAsyncTypebox = async (app) => {
   app.post('/api/message/send', {
     preValidation: app.authenticate,
     schema: {
-      ...schema, operationId: 'sendMessage', summary: 'Send a text, media, location, contacts, interactive, reaction or template message', description, body: SendBody,
+      ...schema, operationId: 'sendMessage', summary: 'Send a text, media, location, contacts, interactive, reaction or template', description, body: SendBody,
     },
   }, async (request, reply) => {
     const user = request.currentUser!;
