@@ -51,13 +51,17 @@ export const StatusEntry = Type.Object({
   pricing: Type.Optional(Pricing),
 });
 
+/** Types a listed message may have: what the gateway sends, and what the network delivers (as it names them). */
+export const LISTED_MESSAGE_TYPES = [...MESSAGE_TYPES, 'request_welcome', 'unknown'] as const;
+export const MESSAGE_STATUSES = ['queued', 'scheduled', 'pending', 'accepted', 'sent', 'delivered', 'read', 'failed', 'received'] as const;
+
 export const Message = Type.Object({
   id: Type.Integer(),
   wamid: Nullable(Type.String()),
   direction: StringEnum(['inbound', 'outbound'] as const),
-  type: Type.String(),
+  type: StringEnum(LISTED_MESSAGE_TYPES, { description: 'The message type, as the network names it' }),
   text: Nullable(Type.String({ description: 'Readable text: body, caption, title, emoji, location name; null for templates' })),
-  status: Type.String({ description: 'pending | accepted | sent | failed | delivered | read (outbound), received (inbound)' }),
+  status: StringEnum(MESSAGE_STATUSES, { description: 'queued | scheduled (waiting in the send queue), pending | accepted | sent | failed | delivered | read (outbound), received (inbound)' }),
   created_at: Timestamp,
   to: Type.Optional(Type.String({ description: 'Outbound: the recipient as sent (the number as typed, or a user id)' })),
   status_updated_at: Type.Optional(Nullable(Timestamp)),
@@ -79,6 +83,10 @@ export const Message = Type.Object({
     latitude: Nullable(Type.Number()), longitude: Nullable(Type.Number()), name: Nullable(Type.String()), address: Nullable(Type.String()),
   })),
   reply_to: Type.Optional(Type.String({ description: 'The wamid this message quotes' })),
+  reply: Type.Optional(Type.Object({
+    id: Nullable(Type.String({ description: 'The id (interactive button or list row) or payload (template quick-reply button) the business set' })),
+    title: Nullable(Type.String({ description: 'The title the customer saw and tapped (also in `text`)' })),
+  }, { description: 'Inbound interactive button_reply / list_reply and template quick-reply button messages: what the customer tapped' })),
   statuses: Type.Optional(Type.Array(StatusEntry, { description: 'Outbound: status history, oldest first' })),
   origin: Type.Optional(Type.Unsafe<'api' | 'agent' | 'business_app'>({
     type: 'string', enum: ['api', 'agent', 'business_app'],
@@ -88,22 +96,42 @@ export const Message = Type.Object({
   edited_at: Type.Optional(Timestamp),
   edits: Type.Optional(Type.Array(Type.Object({ text: Nullable(Type.String()), at: Nullable(Timestamp) }), { description: 'Earlier texts of an edited message, oldest first' })),
   revoked: Type.Optional(Type.Literal(true, { description: 'The sender deleted it' })),
-});
+}, { title: 'Message', description: 'One message as listed: the same shape in conversations, events and GET /api/message/{id}' });
 export type Message = Static<typeof Message>;
 
+export const Contact = Type.Object({
+  id: Type.Integer({ description: "The contact's id (send to it with contact_id)" }),
+  wa_id: Nullable(Type.String({ description: 'Phone number (digits); null when the network shares none' })),
+  user_id: Nullable(Type.String({ description: "The network's business-scoped user id (BSUID), once known" })),
+  username: Nullable(Type.String()),
+  name: Nullable(Type.String()),
+}, { title: 'Contact', description: 'A person the user talks with, known by phone number and/or the network user id' });
+export type Contact = Static<typeof Contact>;
+
 export const Conversation = Type.Object({
-  contact: Type.Object({
-    id: Type.Integer({ description: "The contact's id (send to it with contact_id)" }),
-    wa_id: Nullable(Type.String({ description: 'Phone number (digits); null when the network shares none' })),
-    user_id: Nullable(Type.String({ description: "The network's business-scoped user id (BSUID), once known" })),
-    username: Nullable(Type.String()),
-    name: Nullable(Type.String()),
-  }),
+  contact: Contact,
   last_message_at: Time('Time of the last message matching the query'),
   message_count: Type.Integer({ description: 'Messages matching the query' }),
   service_window_expires_at: Nullable(Time('24 h after the last inbound message')),
   messages: Type.Array(Message, { description: 'Oldest first; at most the latest 200 matching' }),
-});
+}, { title: 'Conversation', description: 'A contact with its latest messages' });
 export type Conversation = Static<typeof Conversation>;
+
+export const ContactMessagesParams = Type.Object({
+  id: Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER, description: 'The user id' }),
+  contact_id: Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER, description: "The contact's id (the listing's contact.id)" }),
+}, { additionalProperties: false });
+const MessageId = (description: string) => Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER, description });
+export const ContactMessagesQuery = Type.Object({
+  before_id: Type.Optional(MessageId('Only messages with a smaller id: the newest `limit` of them (the page before; default: the latest)')),
+  after_id: Type.Optional(MessageId('Only messages with a greater id: the oldest `limit` of them (the page after; not with before_id)')),
+  limit: Type.Integer({ minimum: 1, maximum: 500, default: 100, description: 'Messages per page' }),
+}, { additionalProperties: false });
+export type ContactMessagesQuery = Static<typeof ContactMessagesQuery>;
+export const ContactMessagesPage = Type.Object({
+  messages: Type.Array(Message, { description: 'Oldest first, by message id (the order messages were stored in)' }),
+  next_before_id: Nullable(Type.Integer({ description: 'Pass as before_id for the older page; null when no older message exists' })),
+  next_after_id: Nullable(Type.Integer({ description: 'Pass as after_id for the newer page; null when no newer message exists yet' })),
+});
 
 export const ConversationList = Type.Array(Conversation, { description: 'Newest conversation first' });

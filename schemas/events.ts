@@ -1,22 +1,20 @@
 // The event feed: the Event object, the pull query and answer, API keys and event endpoints.
 import { Type, type Static } from '@sinclair/typebox';
 import { Nullable, RequestBody, Timestamp } from './common';
-import { Message } from './conversations';
+import { Contact, Message } from './conversations';
 
 export const EVENT_TYPE_NAMES = ['message.received', 'message.sent', 'message.status', 'message.media', 'message.edited', 'contact.updated'] as const;
 const EventTypeEnum = Type.Unsafe<(typeof EVENT_TYPE_NAMES)[number]>({ type: 'string', enum: [...EVENT_TYPE_NAMES] });
 
-export const EventContact = Type.Object({
-  wa_id: Nullable(Type.String({ description: "The contact's phone digits" })),
-  name: Nullable(Type.String({ description: 'The profile name the network last sent' })),
-}, { additionalProperties: true, description: 'The contact of the message, as it stands when the event is read' });
+/** The contact of the event (the message's, or the one contact.updated reports), as it stands when the event is read. */
+export const EventContact = Contact;
 
 export const Event = Type.Object({
   id: Type.Integer({ minimum: 1, description: "The event's number in this user's log: 1, 2, 3 … with no gap" }),
   type: EventTypeEnum,
   created_at: Timestamp,
   data: Type.Object({
-    message: Nullable({ ...Message, description: 'The message as it stands when the event is read (listing shape); null once retention deleted it' }),
+    message: Nullable({ ...Message, description: 'The message as it stands when the event is read (listing shape); null for contact.updated and once retention deleted it' }),
     contact: Nullable(EventContact),
     status: Type.Optional(Type.String({ description: 'message.status: the status this event recorded (accepted, sent, delivered, read, failed)' })),
   }),

@@ -85,19 +85,33 @@ function freeForm<K extends FreeFormType>(type: K) {
     title: type, example: { to: '15551234567', type, ...FREE_FORM_EXAMPLES[type] },
   });
 }
-const members = FREE_FORM_TYPES.map(freeForm);
+/** The network's own template object: name, language {code, policy?}, components with positional or named parameters. */
+export const NetworkTemplate = NetworkSendRequests.template.properties.template;
+export type NetworkTemplate = Static<typeof NetworkTemplate>;
+const TEMPLATE_EXAMPLE = {
+  to: '15551234567', type: 'template',
+  template: { name: 'order_update', language: { code: 'en_US' }, components: [{ type: 'body', parameters: [{ type: 'text', parameter_name: 'order', text: '42' }] }] },
+};
+const templateMember = RequestBody({ ...RecipientFields, type: Type.Literal('template'), template: Readable(NetworkTemplate), ...QueueFields }, {
+  title: 'template', example: TEMPLATE_EXAMPLE,
+  description: "A template in the network's own form: no components for a template without parameters (hello_world), or header, body and button components with positional or named (`parameter_name`) parameters",
+});
+const members = [...FREE_FORM_TYPES.map(freeForm), templateMember];
 
 /** The network's content object of message type `K` (`text`, `image` …). */
 export type FreeFormContent<K extends FreeFormType> = Static<(typeof NetworkSendRequests)[K]> extends infer B
   ? (B extends Record<K, infer C> ? C : never) : never;
 /** The static type of a send body: the network's own types, by `type`. */
-export type SendBody = RecipientBody & { context?: Static<typeof Context>; token?: string; send_at?: string; expires_at?: string } & {
+export type SendBody = (RecipientBody & { context?: Static<typeof Context>; token?: string; send_at?: string; expires_at?: string } & {
   [K in FreeFormType]: { type: K } & { [P in K]: FreeFormContent<K> }
-}[FreeFormType];
+}[FreeFormType]) | (RecipientBody & { type: 'template'; template: NetworkTemplate; token?: string; context?: undefined; send_at?: string; expires_at?: string });
 
 export const SendBody = Discriminated(members, 'type', {
-  description: `Exactly one recipient: \`to\` (phone number), \`recipient\` (business-scoped user id) or \`contact_id\`. A text or another free-form message, with the network's own field names and limits. Media: exactly one of id (uploaded via POST /api/media) or link. Interactive lists: at most ${LIST_ROWS_MAX} rows in all sections together. \`context.message_id\` makes it a reply. One credit each.`,
-  'x-examples': Object.fromEntries(FREE_FORM_TYPES.map((type) => [type, { summary: type, value: { to: '15551234567', type, ...FREE_FORM_EXAMPLES[type] } }])),
+  description: `Exactly one recipient: \`to\` (phone number), \`recipient\` (business-scoped user id) or \`contact_id\`. A text or another free-form message, or a template (\`type: "template"\` with the network's own \`template\` object), with the network's own field names and limits. Media: exactly one of id (uploaded via POST /api/media) or link. Interactive lists: at most ${LIST_ROWS_MAX} rows in all sections together. \`context.message_id\` makes it a reply. One credit each.`,
+  'x-examples': {
+    ...Object.fromEntries(FREE_FORM_TYPES.map((type) => [type, { summary: type, value: { to: '15551234567', type, ...FREE_FORM_EXAMPLES[type] } }])),
+    template: { summary: 'template', value: TEMPLATE_EXAMPLE },
+  },
 }) as unknown as ReturnType<typeof Type.Unsafe<SendBody>>;
 
 // --- POST /api/message/send2: a template with body parameters, a header and buttons ----------------------
@@ -162,6 +176,16 @@ export const SendAnswer = Type.Object({
   status: Type.Literal('accepted'),
   credits_remaining: Type.Integer(),
   created_at: Timestamp,
+}, { title: 'SendAnswer', description: 'The network accepted the message: stored under `id`, one credit used' });
+
+/** POST /api/message/{id}/read. */
+export const MarkReadBody = Type.Object({
+  typing_indicator: Type.Optional(Type.Boolean({ default: false, description: 'Also show the customer a typing indicator (until you answer, or about 25 s)' })),
+}, { additionalProperties: false, examples: [{ typing_indicator: true }] });
+export const MarkReadAnswer = Type.Object({
+  id: Type.Integer(),
+  wamid: Type.String({ description: "The network's id of the message marked read" }),
+  typing_indicator: Type.Boolean({ description: 'Whether a typing indicator was asked for' }),
 });
 
 export const Upstream = Type.Object({

@@ -26,6 +26,7 @@ import metricsRoutes from './routes/metrics';
 import mediaRoutes from './routes/media';
 import messageRoutes from './routes/messages';
 import messageQueueRoutes from './routes/message-queue';
+import oneMessageRoutes from './routes/message';
 import mediaUploadRoutes from './routes/media-upload';
 import type { UploadFairness } from './services/upload-fairness';
 import webhookRoutes from './routes/webhook';
@@ -156,6 +157,7 @@ export async function buildApp(config: Config, options: AppOptions = {}) {
   await app.register(metricsRoutes);
   await app.register(messageRoutes);
   await app.register(messageQueueRoutes);
+  await app.register(oneMessageRoutes);
   await app.register(mediaUploadRoutes, options.uploads ?? {});
   await app.register(webhookRoutes);
   await app.register(webhookEventRoutes);

@@ -41,7 +41,7 @@ t.test('each change writes one event in its transaction: received, sent, status 
   t.equal(body.has_more, false);
   const first = body.events[0];
   t.same(first.created_at, new Date(NOW).toISOString());
-  t.same(first.data.contact, { wa_id: '15551230001', name: 'Ana' });
+  t.same(first.data.contact, { id: 1, wa_id: '15551230001', user_id: null, username: null, name: 'Ana' }, 'the contact object of the listing');
   t.match(first.data.message, { wamid: 'wamid.in1', direction: 'inbound', text: 'Hello', status: 'received' });
   // The message as it stands when read: the `sent` event shows today's status.
   t.match(body.events[1].data.message, { id: out.id, status: 'delivered' });

@@ -68,6 +68,18 @@ t.test('an unreachable network is counted under its reason', async (t) => {
   t.ok(got['gateway_network_calls_total{result="unavailable",code="unreachable"}']! >= 1, 'each attempt (retries included) is a call');
 });
 
+t.test('a keyed failure repeated counts as replayed, not as its error again', async (t) => {
+  const { app, sandbox, sendText } = await sendingApp(t, { config: { metricsToken: METRICS_TOKEN } });
+  sandbox.enqueue({ kind: 'fail', error: 'undeliverable' });
+  t.equal((await sendText('refused', { 'idempotency-key': 'k-fail' })).statusCode, 502);
+  const again = await sendText('refused', { 'idempotency-key': 'k-fail' });
+  t.equal(again.statusCode, 502);
+  t.equal(again.headers['idempotent-replayed'], 'true');
+  t.same(await values(app, ['gateway_sends_total{outcome="MESSAGING_REJECTED"}', 'gateway_sends_total{outcome="replayed"}']), {
+    'gateway_sends_total{outcome="MESSAGING_REJECTED"}': 1, 'gateway_sends_total{outcome="replayed"}': 1,
+  });
+});
+
 t.test('callbacks: received, processed, failed, dead, and the backlog by state', async (t) => {
   const { app, user } = await sendingApp(t, { config: { metricsToken: METRICS_TOKEN, messagingAppSecret: SECRET } });
   const phone = user.messagingPhoneNumberId!;

@@ -15,6 +15,11 @@ import type { components, paths } from './api';
 
 type User = components['schemas']['User'];
 type ErrorResponse = components['schemas']['ErrorResponse'];
+type Message = components['schemas']['Message'];
+type Conversation = components['schemas']['Conversation'];
+type Contact = components['schemas']['Contact'];
+type Event = components['schemas']['Event'];
+type SendAnswer = components['schemas']['SendAnswer'];
 
 export async function drive(client: Client<paths>, who: { admin: string; client: string; clientId: number; password: string; to: string }) {
   const login = async (email: string) => {
@@ -46,6 +51,11 @@ export async function drive(client: Client<paths>, who: { admin: string; client:
   if (listed.error) throw new Error('list: ' + listed.error.code);
   const threads = await client.GET('/api/user/{id}/conversations', { headers: { cookie: ana.cookie }, params: { path: { id: who.clientId } } });
   if (threads.error) throw new Error('conversations: ' + threads.error.code);
+  const conversations: Conversation[] = threads.data;
+  const contact: Contact | undefined = conversations[0]?.contact;
+  const direction: Message['direction'] | undefined = conversations[0]?.messages[0]?.direction;
+  const answer: SendAnswer = sent.data;
+  const wanted: Event['type'][] = ['message.received', 'message.status'];
 
   return {
     loggedIn: admin.message, created: user, location: created.response.headers.get('location'), conflict: conflict?.code,
@@ -53,6 +63,7 @@ export async function drive(client: Client<paths>, who: { admin: string; client:
     replayed: again.response.headers.get('idempotent-replayed'), replayedWamid: again.data?.wamid,
     emails: listed.data.users.map((u) => u.email), total: listed.data.total,
     texts: threads.data.flatMap((c) => c.messages.map((m) => m.text)),
+    named: { contactId: contact?.id, direction, answerType: answer.type, wanted },
   };
 }
 `;
@@ -92,6 +103,7 @@ t.test('a client generated from the document type-checks, rejects wrong calls, a
     ['params: { path: { id: who.clientId } }', 'params: { path: {} }', /id/],
     ["text: { body: 'Hello", "text: { bdy: 'Hello", /bdy/],
     ['sent.data.wamid', 'sent.data.wamidd', /wamidd/],
+    ["'message.received', 'message.status'", "'message.recieved', 'message.status'", /message\.recieved/],
   ];
   for (const [from, to, expected] of wrong) {
     t.ok(SCRIPT.includes(from), `mutation applies: ${from}`);
@@ -123,4 +135,5 @@ t.test('a client generated from the document type-checks, rejects wrong calls, a
   t.same(result.emails, ['ana@example.com', 'admin@example.com', 'ben@example.com']);
   t.equal(result.total, 3);
   t.same(result.texts, ['Hello from a generated client']);
+  t.same(result.named, { contactId: 1, direction: 'outbound', answerType: 'text', wanted: ['message.received', 'message.status'] }, 'the named components type real answers');
 });

@@ -104,8 +104,9 @@ t.test('every operation taking a body documents 413, 415 and an example the serv
   const resolved = await SwaggerParser.dereference(structuredClone(doc) as never) as Json;
   const withBody = operations(resolved).filter(({ op }) => op.requestBody);
   t.same(withBody.map(({ op }) => op.operationId).sort(), [
-    'createApiKey', 'createEventEndpoint', 'createUser', 'login', 'logout', 'queueMessageBatch', 'receiveWebhook', 'replayEventEndpoint',
-    'replayWebhookEvent', 'resetUserPassword', 'sendMessage', 'sendTemplateMessage', 'updateEventEndpoint', 'updateUser', 'uploadMedia',
+    'createApiKey', 'createEventEndpoint', 'createUser', 'login', 'logout', 'markMessageRead', 'queueMessageBatch', 'receiveWebhook',
+    'replayEventEndpoint', 'replayWebhookEvent', 'resetUserPassword', 'sendMessage', 'sendTemplateMessage', 'updateEventEndpoint', 'updateUser',
+    'uploadMedia',
   ]);
   for (const { op } of withBody) {
     for (const status of ['400', '413', '415']) t.ok(op.responses[status], `${op.operationId}: ${status}`);
@@ -186,4 +187,26 @@ t.test('finishDocument refuses two different schemas under one title', async (t)
   t.throws(() => finishDocument(doc), /two different schemas are titled Same/);
   const same = { ...doc, paths: { ...doc.paths, '/b': doc.paths['/a'] } };
   t.same(finishDocument(same).components, { schemas: { Same: schema('string') } });
+});
+
+t.test('the shapes a client generator needs are named components, with enums, and referenced by the operations', async (t) => {
+  const { doc } = await fetchDocument(t);
+  const schemas = doc.components.schemas as Record<string, Json>;
+  for (const name of ['Message', 'Conversation', 'Contact', 'Event', 'SendAnswer']) t.ok(schemas[name], `${name} is a component`);
+  const message = schemas.Message!.properties as Record<string, Json>;
+  t.same(message.direction!.enum, ['inbound', 'outbound']);
+  t.same(message.status!.enum, ['pending', 'accepted', 'sent', 'delivered', 'read', 'failed', 'received']);
+  t.ok((message.type!.enum as string[]).includes('template') && (message.type!.enum as string[]).includes('interactive'), 'message types');
+  const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
+  const json = (op: Json, status: string) => ((op.responses as Json)[status] as Json & { content: Record<string, { schema: Json }> }).content['application/json']!.schema;
+  t.same(json(doc.paths['/api/message/{id}'].get, '200'), ref('Message'));
+  t.same(json(doc.paths['/api/user/{id}/conversations'].get, '200').items, ref('Conversation'));
+  t.same((json(doc.paths['/api/user/{id}/conversations/{contact_id}/messages'].get, '200').properties as Json & { messages: Json }).messages.items, ref('Message'));
+  t.same((schemas.Conversation!.properties as Record<string, Json>).contact, ref('Contact'));
+  t.same((schemas.Conversation!.properties as Record<string, Json & { items: Json }>).messages!.items, ref('Message'));
+  const eventData = (schemas.Event!.properties as Record<string, Json & { properties: Record<string, Json> }>).data!.properties;
+  t.match(eventData.message, { allOf: [ref('Message')], nullable: true });
+  t.match(eventData.contact, { allOf: [ref('Contact')], nullable: true });
+  t.same(json(doc.paths['/api/message/send'].post, '201'), ref('SendAnswer'));
+  t.same(json(doc.paths['/api/message/send2'].post, '201'), ref('SendAnswer'));
 });

@@ -69,7 +69,7 @@ t.test('the OpenAPI document is 3.0 without `dependencies`, and shows every send
   const text = JSON.stringify(doc);
   t.notOk(text.includes('"dependencies"'));
   const content = doc.paths['/api/message/send'].post.requestBody.content['application/json'];
-  t.same(Object.keys(content.examples), ['text', 'image', 'video', 'audio', 'document', 'sticker', 'location', 'contacts', 'interactive', 'reaction']);
-  t.equal(content.schema.oneOf.length, 10);
+  t.same(Object.keys(content.examples), ['text', 'image', 'video', 'audio', 'document', 'sticker', 'location', 'contacts', 'interactive', 'reaction', 'template']);
+  t.equal(content.schema.oneOf.length, 11);
   t.same(content.schema.discriminator, { propertyName: 'type' });
 });

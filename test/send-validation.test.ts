@@ -16,7 +16,7 @@ const textCases: Array<[string, unknown, string]> = [
   ['empty body', { to: TO, type: 'text', text: { body: '' } }, 'body/text/body must NOT have fewer than 1 characters'],
   ['type and content disagree', { to: TO, type: 'image', text: { body: 'x' } }, 'body/image is required'],
   ['unknown type', { to: TO, type: 'fax', text: { body: 'x' } },
-    'body/type must be one of: text, image, video, audio, document, sticker, location, contacts, interactive, reaction'],
+    'body/type must be one of: text, image, video, audio, document, sticker, location, contacts, interactive, reaction, template'],
   ['missing type', { to: TO, text: { body: 'x' } }, 'body/type is required'],
   ['missing text', { to: TO, type: 'text' }, 'body/text is required'],
   ['unknown field', { to: TO, type: 'text', text: { body: 'x' }, priority: 'high' }, 'body/priority is not an allowed property'],

@@ -95,7 +95,48 @@ export function createConversationsRepo(db: DB, render: RenderMessage) {
   const latestParams = (q: MessageQuery, s: Pick<ConversationSummary, 'id' | 'count'>) =>
     ({ ...params(q, s.id), skip: Math.max(0, s.count - MESSAGES_PER_CONVERSATION) });
 
+  // One message, and a conversation's whole history paged by message id (ids only grow: a late message with an old
+  // timestamp still comes after every earlier page).
+  const messageColumns = `m.id, m.listed_json AS listed, CASE WHEN m.listed_json IS NULL THEN ${STORED_MESSAGE} END AS stored`;
+  const oneMessage = client.prepare<[number], { id: number; userId: number; listed: string | null; stored: string | null }>(
+    `SELECT m.user_id AS userId, ${messageColumns} FROM messages m WHERE m.id = ?`);
+  const conversationOfContact = client.prepare<[number, number], number>('SELECT id FROM conversations WHERE user_id = ? AND contact_id = ?').pluck();
+  const newestBefore = client.prepare<[number, number, number], { id: number; listed: string | null; stored: string | null }>(
+    `SELECT ${messageColumns} FROM messages m WHERE m.conversation_id = ? AND m.id < ? ORDER BY m.id DESC LIMIT ?`);
+  const oldestAfter = client.prepare<[number, number, number], { id: number; listed: string | null; stored: string | null }>(
+    `SELECT ${messageColumns} FROM messages m WHERE m.conversation_id = ? AND m.id > ? ORDER BY m.id LIMIT ?`);
+  const anyBefore = client.prepare<[number, number], number>('SELECT 1 FROM messages WHERE conversation_id = ? AND id < ? LIMIT 1').pluck();
+  const anyAfter = client.prepare<[number, number], number>('SELECT 1 FROM messages WHERE conversation_id = ? AND id > ? LIMIT 1').pluck();
+  const listedOf = (r: { listed: string | null; stored: string | null }) => r.listed ?? render(JSON.parse(r.stored!) as StoredMessage);
+
   return {
+    /** One message as listed (JSON text) with its owner; undefined when no message has this id. */
+    messageJson(id: number): { userId: number; json: string } | undefined {
+      const row = oneMessage.get(id);
+      return row === undefined ? undefined : { userId: row.userId, json: listedOf(row) };
+    },
+
+    /**
+     * A page of the messages of the user's conversation with contact `contactId`, oldest first, by message id: after
+     * `afterId` (the oldest `limit` of those), else before `beforeId` (the newest `limit` of those; no bound: the latest).
+     * The cursors name the page's first/last id when older/newer messages exist (null: none that way).
+     */
+    conversationMessages(userId: number, contactId: number, page: { beforeId?: number | undefined; afterId?: number | undefined; limit: number }):
+      { messages: string[]; nextBeforeId: number | null; nextAfterId: number | null } {
+      const conversationId = conversationOfContact.get(userId, contactId);
+      if (conversationId === undefined) return { messages: [], nextBeforeId: null, nextAfterId: null };
+      const rows = page.afterId !== undefined ? oldestAfter.all(conversationId, page.afterId, page.limit)
+        : newestBefore.all(conversationId, page.beforeId ?? Number.MAX_SAFE_INTEGER, page.limit).reverse();
+      if (rows.length === 0) return { messages: [], nextBeforeId: null, nextAfterId: null };
+      const first = rows[0]!.id;
+      const last = rows.at(-1)!.id;
+      return {
+        messages: rows.map(listedOf),
+        nextBeforeId: anyBefore.get(conversationId, first) === undefined ? null : first,
+        nextAfterId: anyAfter.get(conversationId, last) === undefined ? null : last,
+      };
+    },
+
     /**
      * The page of conversations with a matching message, newest last matching message first.
      * Walks conversations by their newest message and stops as soon as no later one can enter the page.

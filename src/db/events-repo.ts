@@ -8,13 +8,16 @@ export type EventType = (typeof EVENT_TYPES)[number];
 
 /** One stored event with what its view needs: the message's listed JSON and its contact as they stand now. */
 export interface StoredEvent {
-  seq: number; type: EventType; status: string | null; createdAt: number;
-  messageJson: string | null; contactWaId: string | null; contactName: string | null;
+  seq: number; type: EventType; status: string | null; createdAt: number; messageJson: string | null;
+  /** The contact (null: neither the message nor the contact is kept any more). */
+  contactId: number | null; contactWaId: string | null; contactBsuid: string | null; contactUsername: string | null; contactName: string | null;
 }
 
 export interface EventLog {
   /** Appends one event for the message's user (call inside the write that made the change). */
   append(type: EventType, messageId: number, status?: string | null): void;
+  /** Appends one event about a contact of the user, with no message (contact.updated; call inside the write). */
+  appendContact(type: EventType, userId: number, contactId: number): void;
   /** Users given events since the last call (the notifier wakes their readers once the write committed). */
   takeTouched(): number[];
   /** The clock of `created_at` (the app's own, so retention and tests agree). */
@@ -33,8 +36,10 @@ export function eventLogOf(client: Database.Database): EventLog {
   const next = client.prepare<[number], { userId: number; seq: number }>(`INSERT INTO event_counters (user_id, last_seq)
     SELECT user_id, 1 FROM messages WHERE id = ? ON CONFLICT (user_id) DO UPDATE SET last_seq = last_seq + 1
     RETURNING user_id AS userId, last_seq AS seq`);
-  const insert = client.prepare<[number, number, string, number, string | null, number]>(
-    'INSERT INTO events (user_id, seq, type, message_id, status, created_at) VALUES (?, ?, ?, ?, ?, ?)');
+  const nextOfUser = client.prepare<[number], number>(`INSERT INTO event_counters (user_id, last_seq) VALUES (?, 1)
+    ON CONFLICT (user_id) DO UPDATE SET last_seq = last_seq + 1 RETURNING last_seq`).pluck();
+  const insert = client.prepare<[number, number, string, number | null, number | null, string | null, number]>(
+    'INSERT INTO events (user_id, seq, type, message_id, contact_id, status, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)');
   let touched = new Set<number>();
   let clock = () => new Date();
   let written = 0;
@@ -42,8 +47,14 @@ export function eventLogOf(client: Database.Database): EventLog {
     append(type, messageId, status = null) {
       const row = next.get(messageId);
       if (!row) return;
-      insert.run(row.userId, row.seq, type, messageId, status, clock().getTime());
+      insert.run(row.userId, row.seq, type, messageId, null, status, clock().getTime());
       touched.add(row.userId);
+      written += 1;
+    },
+    appendContact(type, userId, contactId) {
+      const seq = nextOfUser.get(userId)!;
+      insert.run(userId, seq, type, null, contactId, null, clock().getTime());
+      touched.add(userId);
       written += 1;
     },
     written: () => written,
@@ -63,10 +74,13 @@ export function eventLogOf(client: Database.Database): EventLog {
 
 export function createEventsRepo(db: DB) {
   const client = db.$client;
-  // The contact as the event shows it: the conversation's today (one place to change when conversations get contacts).
+  // The contact as the listing shows it: the event's own (contact.updated), else the contact of the message's
+  // conversation; a conversation written without a contact (a raw insert) shows what it was keyed and named by.
   const SELECT = `SELECT e.seq, e.type, e.status, e.created_at AS createdAt, m.listed_json AS messageJson,
-      c.contact_wa_id AS contactWaId, c.contact_name AS contactName
-    FROM events e LEFT JOIN messages m ON m.id = e.message_id LEFT JOIN conversations c ON c.id = m.conversation_id`;
+      coalesce(c.id, v.id) AS contactId, CASE WHEN c.id IS NULL THEN v.contact_wa_id ELSE c.wa_id END AS contactWaId,
+      c.bsuid AS contactBsuid, c.username AS contactUsername, CASE WHEN c.id IS NULL THEN v.contact_name ELSE c.name END AS contactName
+    FROM events e LEFT JOIN messages m ON m.id = e.message_id LEFT JOIN conversations v ON v.id = m.conversation_id
+      LEFT JOIN contacts c ON c.id = coalesce(e.contact_id, v.contact_id)`;
   const page = client.prepare<[number, number, number], StoredEvent>(`${SELECT} WHERE e.user_id = ? AND e.seq > ? ORDER BY e.seq LIMIT ?`);
   const pageOfTypes = client.prepare<[number, number, string, number], StoredEvent>(
     `${SELECT} WHERE e.user_id = ? AND e.seq > ? AND e.type IN (SELECT value FROM json_each(?)) ORDER BY e.seq LIMIT ?`);

@@ -11,6 +11,8 @@ export type StoredMessage = [
   /** Outbound: the status history, oldest first; null for inbound messages. */
   statuses: StoredStatus[] | null,
   origin?: string | null, pricingJson?: string | null, editedAt?: number | null, editsJson?: string | null, revoked?: number | null,
+  /** Inbound replies (interactive, button): the network's message object, for what the customer tapped. */
+  payloadJson?: string | null,
 ];
 /** One message as the conversations answer lists it: JSON object text. The only renderer (views decide the shape). */
 export type RenderMessage = (row: StoredMessage) => string;
@@ -22,7 +24,8 @@ const COLUMNS = `m.id, m.wamid, m.direction, m.type, m.text, m.to_number, m.stat
 /** SQL of one message `m` as a StoredMessage JSON array. */
 export const STORED_MESSAGE = `json_array(${COLUMNS}, CASE WHEN m.direction = 'outbound' THEN json((
     SELECT json_group_array(json_array(s.status, s.at, s.error_json, s.pricing_json) ORDER BY s.at, s.id)
-    FROM message_statuses s WHERE s.message_id = m.id)) END, m.origin, m.pricing_json, m.edited_at, m.edits_json, m.revoked)`;
+    FROM message_statuses s WHERE s.message_id = m.id)) END, m.origin, m.pricing_json, m.edited_at, m.edits_json, m.revoked,
+    CASE WHEN m.direction = 'inbound' AND m.type IN ('interactive', 'button') THEN m.payload_json END)`;
 
 const BACKFILL_BATCH = 500;
 

@@ -231,7 +231,10 @@ export function createMessagesRepo(db: DB, render: RenderMessage) {
     applyEdit(userId: number, wamid: string, text: string | null, at: number): boolean {
       const message = messageByWamid.get(userId, wamid);
       if (!message) return false;
-      if (edit.run({ id: message.id, text, at }).changes > 0) listed.refresh(message.id);
+      if (edit.run({ id: message.id, text, at }).changes > 0) {
+        listed.refresh(message.id);
+        appendEvent('message.edited', message.id);
+      }
       return true;
     },
 
@@ -239,7 +242,10 @@ export function createMessagesRepo(db: DB, render: RenderMessage) {
     applyRevoke(userId: number, wamid: string): boolean {
       const message = messageByWamid.get(userId, wamid);
       if (!message) return false;
-      if (revoke.run(message.id).changes > 0) listed.refresh(message.id);
+      if (revoke.run(message.id).changes > 0) {
+        listed.refresh(message.id);
+        appendEvent('message.edited', message.id);
+      }
       return true;
     },
 

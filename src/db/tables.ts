@@ -111,6 +111,8 @@ export const messages = sqliteTable('messages', {
   // The send queue: each user's due messages in order, and the expiry sweep.
   index('messages_queue').on(t.userId, t.priority, t.sendAt, t.id).where(sql`status IN ('queued', 'scheduled')`),
   index('messages_queue_expiry').on(t.expiresAt).where(sql`status IN ('queued', 'scheduled') AND expires_at IS NOT NULL`),
+  // A conversation's whole history paged by message id (GET …/conversations/{contact_id}/messages).
+  index('messages_conversation_id').on(t.conversationId, t.id),
 ]);
 
 // Durable queue of inbound media downloads, one row per message with media: enqueued in the write that stores the
@@ -196,6 +198,8 @@ export const events = sqliteTable('events', {
   seq: integer('seq').notNull(),
   type: text('type').notNull(),
   messageId: integer('message_id'),
+  // contact.updated: the contact it reports (message events reach theirs through the message's conversation).
+  contactId: integer('contact_id'),
   // message.status: the status this event recorded.
   status: text('status'),
   createdAt: integer('created_at').notNull(),

@@ -74,3 +74,9 @@ export function readAnswer(status: number, retryAfter: string | string[] | undef
   }
   return { result: { kind: 'rejected', upstream }, retry, retryAfterMs };
 }
+
+/** The network's answer to a mark-read: any 2xx took it (`accepted`, under the message's own wamid); refusals as for sends. */
+export function readMarkReadAnswer(wamid: string, status: number, retryAfter: string | string[] | undefined, text: string): Attempt {
+  if (status >= 200 && status < 300) return { result: { kind: 'accepted', wamid, waId: null, userId: null }, retry: false };
+  return readAnswer(status, retryAfter, text);
+}

@@ -1,9 +1,10 @@
 // The only module that talks to the messaging network: shared undici pool, wire bodies, retries per SPEC §5.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Pool } from 'undici';
-import type { FreeFormContent, FreeFormType, TemplateButton, TemplateHeader } from '../../schemas/messages';
+import type { FreeFormContent, FreeFormType, NetworkTemplate, TemplateButton, TemplateHeader } from '../../schemas/messages';
 import { MESSAGING_PRODUCT, type NetworkSendRequest, type NetworkTemplateComponent } from '../../schemas/network';
-import { readAnswer, type Attempt, type SendResult } from './answers';
+import type { NetworkMarkReadRequest } from '../../schemas/network-send';
+import { readAnswer, readMarkReadAnswer, type Attempt, type SendResult } from './answers';
 import { deadlines, errorCode, TIMEOUTS } from './failures';
 
 export type { SendResult, Upstream } from './answers';
@@ -25,6 +26,8 @@ export type OutboundMessage = (
     header?: TemplateHeader;
     /** Each with its position in the approved template resolved. */
     buttons?: (TemplateButton & { index: number })[];
+    /** Sent in the network's own form (POST /api/message/send): its language object and components as given. */
+    network?: { language: NetworkTemplate['language']; components?: NetworkTemplateComponent[] };
   }
   | FreeForm
 // `to` is the recipient as sent: a phone number, or with `toBsuid` a business-scoped user id (sent in the wire field `recipient`).
@@ -76,6 +79,10 @@ export function wireBody(message: OutboundMessage): NetworkSendRequest {
     return { ...common, ...context, type: 'text', text };
   }
   if (message.kind !== 'template') return { ...common, ...context, type: message.kind, [message.kind]: message.content } as NetworkSendRequest;
+  if (message.network) {
+    const { language, components: given } = message.network;
+    return { ...common, type: 'template', template: { name: message.name, language, ...(given === undefined ? {} : { components: given }) } };
+  }
   const components: NetworkTemplateComponent[] = [];
   if (message.header) components.push(headerComponent(message.header));
   if (message.params.length > 0) components.push({ type: 'body', parameters: message.params.map((text) => ({ type: 'text' as const, text })) });
@@ -110,7 +117,9 @@ export function createMessagingClient(options: MessagingClientOptions) {
   });
   const timeout = (detail: string): Attempt => ({ result: { kind: 'unavailable', reason: 'timeout', detail }, retry: false });
 
-  async function attempt(path: string, token: string, payload: string, deadlineMs: number): Promise<Attempt> {
+  type Reader = (status: number, retryAfter: string | string[] | undefined, text: string) => Attempt;
+
+  async function attempt(path: string, token: string, payload: string, deadlineMs: number, read: Reader = readAnswer): Promise<Attempt> {
     const controller = new AbortController();
     let timedOut = false;
     let answered = false;
@@ -126,7 +135,7 @@ export function createMessagingClient(options: MessagingClientOptions) {
       answered = true;
       // Always read the body to its end (or fail reading it): an unread body stalls the connection.
       const text = await answer.body.text();
-      return readAnswer(answer.statusCode, answer.headers['retry-after'], text);
+      return read(answer.statusCode, answer.headers['retry-after'], text);
     } catch (error) {
       const code = errorCode(error);
       // The status we answer (504) alone cannot tell a refused connection from, say, a token undici will not put in a header.
@@ -147,21 +156,34 @@ export function createMessagingClient(options: MessagingClientOptions) {
 
     /** Sends one message; never throws. At most 3 attempts within 2 × the timeout. */
     send: (account: MessagingAccount, message: OutboundMessage, sendOptions?: SendOptions): Promise<SendResult> =>
-      sendPayload(account, JSON.stringify(wireBody(message)), sendOptions),
+      call(account, JSON.stringify(wireBody(message)), readAnswer, sendOptions),
     /** Sends a stored wire body (a queued message); as `send`. */
-    sendPayload,
+    sendPayload: (account: MessagingAccount, payload: string, sendOptions?: SendOptions): Promise<SendResult> =>
+      call(account, payload, readAnswer, sendOptions),
+
+    /**
+     * Marks the inbound message `wamid` read (and shows a typing indicator when asked); never throws. The same pool,
+     * deadlines, retries and error mapping as a send; `accepted` when the network took it.
+     */
+    markRead(account: MessagingAccount, wamid: string, typingIndicator = false): Promise<SendResult> {
+      const body: NetworkMarkReadRequest = {
+        messaging_product: MESSAGING_PRODUCT, status: 'read', message_id: wamid, ...(typingIndicator ? { typing_indicator: { type: 'text' as const } } : {}),
+      };
+      return call(account, JSON.stringify(body), (status, retryAfter, text) => readMarkReadAnswer(wamid, status, retryAfter, text));
+    },
 
     close: (): Promise<void> => pool.close(),
   };
 
-  async function sendPayload(account: MessagingAccount, payload: string, sendOptions: SendOptions = {}): Promise<SendResult> {
+  /** One request to the account's `/messages`: at most 3 attempts (or `sendOptions.attempts`) within 2 × the timeout, each after its pacing turn. */
+  async function call(account: MessagingAccount, payload: string, read: Reader, sendOptions: SendOptions = {}): Promise<SendResult> {
     const path = `${basePath}/${encodeURIComponent(account.phoneNumberId)}/messages`;
     const deadline = clock.now() + 2 * timeoutMs;
     const attempts = sendOptions.attempts ?? MAX_ATTEMPTS;
     for (let n = 1; ; n++) {
       const answered = await sendOptions.beforeAttempt?.(n);
       const startedAt = performance.now();
-      const outcome = await attempt(path, account.token, payload, Math.min(timeoutMs, deadline - clock.now()));
+      const outcome = await attempt(path, account.token, payload, Math.min(timeoutMs, deadline - clock.now()), read);
       answered?.();
       options.observe?.(outcome.result, (performance.now() - startedAt) / 1000);
       if (!outcome.retry || n >= attempts) return outcome.result;

@@ -82,10 +82,17 @@ function hoistTitled(document: Json): Json {
   const paths = rewrite(document.paths, (value) => {
     const title = value.title;
     if (typeof title !== 'string' || !('type' in value || 'properties' in value || 'allOf' in value)) return value;
+    // `nullable` and a description belong to the place that uses the shape (a nullable Message, an event's contact).
+    const { nullable, ...shape } = value;
     const seen = components[title];
-    if (seen && JSON.stringify(seen) !== JSON.stringify(value)) throw new Error(`OpenAPI: two different schemas are titled ${title}`);
-    components[title] = value;
-    return { $ref: `${COMPONENTS}${title}` };
+    const { description: _d1, ...seenShape } = seen ?? {};
+    const { description, ...bareShape } = shape;
+    if (seen && JSON.stringify(seenShape) !== JSON.stringify(bareShape)) throw new Error(`OpenAPI: two different schemas are titled ${title}`);
+    components[title] ??= shape;
+    const ref = { $ref: `${COMPONENTS}${title}` };
+    const ownDescription = description !== undefined && description !== components[title]!.description ? { description } : {};
+    if (nullable !== true && ownDescription.description === undefined) return ref;
+    return { allOf: [ref], ...(nullable === true ? { nullable: true } : {}), ...ownDescription };
   });
   const existing = ((document.components as Json | undefined)?.schemas ?? {}) as Json;
   return { ...document, paths, components: { ...(document.components as Json), schemas: { ...existing, ...components } } };

@@ -36,14 +36,15 @@ const messages: FastifyPluginAsyncTypebox = async (app) => {
       409: withHeaders(ErrorResponse, { 'retry-after': Type.Integer({ description: 'With `IDEMPOTENCY_KEY_IN_USE`: seconds to wait' }) }),
     },
   };
-  /** Counts the send's outcome (metrics): accepted, replayed, or the error code answered. */
+  /** Counts the send's outcome (metrics): accepted, replayed (a repeated success or failure), or the error code answered. */
   const counted = async (sending: Promise<SendOutcome>): Promise<SendOutcome> => {
     try {
       const outcome = await sending;
       app.metrics.sendOutcome(outcome.replayed ? 'replayed' : 'accepted');
       return outcome;
     } catch (error) {
-      app.metrics.sendOutcome(error instanceof AppError ? error.code : 'INTERNAL_ERROR');
+      const replayed = error instanceof AppError && error.headers?.['idempotent-replayed'] === 'true';
+      app.metrics.sendOutcome(replayed ? 'replayed' : error instanceof AppError ? error.code : 'INTERNAL_ERROR');
       throw error;
     }
   };
@@ -68,7 +69,7 @@ const messages: FastifyPluginAsyncTypebox = async (app) => {
   app.post('/api/message/send', {
     preValidation: app.authenticate,
     schema: {
-      ...schema, operationId: 'sendMessage', summary: 'Send a text, media, location, contacts, interactive or reaction message', description, body: SendBody,
+      ...schema, operationId: 'sendMessage', summary: 'Send a text, media, location, contacts, interactive, reaction or template', description, body: SendBody,
     },
   }, async (request, reply) => {
     const user = request.currentUser!;

@@ -1,5 +1,5 @@
 // API send bodies -> the message to send (the checks a schema cannot express), and a message -> its stored row fields.
-import type { SendBody, SendTemplateBody } from '../../schemas/messages';
+import type { NetworkTemplate, SendBody, SendTemplateBody } from '../../schemas/messages';
 import { LIST_ROWS_MAX } from '../../schemas/network';
 import { AppError } from '../errors';
 import type { OutboundMessage } from '../messaging/client';
@@ -16,6 +16,7 @@ function canonical<T>(value: T): T {
 
 /** POST /api/message/send: the body without `token`, checked for what one schema cannot say. */
 export function freeFormMessage(body: SendBody, recipient: Recipient): OutboundMessage {
+  if (body.type === 'template') return networkTemplateMessage(body.template, recipient);
   const replyTo = body.context === undefined ? {} : { replyTo: body.context.message_id };
   if (body.type === 'text') {
     const previewUrl = body.text.preview_url === undefined ? {} : { previewUrl: body.text.preview_url };
@@ -52,6 +53,17 @@ export function templateMessage(body: SendTemplateBody, recipient: Recipient): O
     });
   }
   return message;
+}
+
+/**
+ * POST /api/message/send with `type: "template"`: the network's template object sent as given. Listed like a send2
+ * template: its body parameters' texts (or fallback values) in order are its `params`.
+ */
+function networkTemplateMessage(template: NetworkTemplate, recipient: Recipient): OutboundMessage {
+  const body = template.components?.find((c) => c.type === 'body');
+  const params = (body?.parameters ?? []).map((p) => (p.type === 'text' ? p.text : p.type === 'currency' ? p.currency.fallback_value : p.date_time.fallback_value));
+  const network = canonical({ language: template.language, ...(template.components === undefined ? {} : { components: template.components }) });
+  return { kind: 'template', ...addressOf(recipient), name: template.name, language: template.language.code, params, network };
 }
 
 export interface StoredFields {

@@ -67,7 +67,7 @@ const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOStrin
 /** The message as listed, plus its queue times and the credits left. */
 function answerOf(row: MessageRow, creditsRemaining: number): QueuedAnswer {
   const listed = JSON.parse(row.listedJson ?? '{}') as Message;
-  return { ...listed, id: row.id, status: row.status, send_at: iso(row.sendAt ?? row.createdAt)!, expires_at: iso(row.expiresAt), credits_remaining: creditsRemaining };
+  return { ...listed, id: row.id, status: row.status as Message['status'], send_at: iso(row.sendAt ?? row.createdAt)!, expires_at: iso(row.expiresAt), credits_remaining: creditsRemaining };
 }
 
 /** Queues one message of `user`; throws the request's AppError (400, 402, 409, 422) with nothing stored. */

@@ -3,10 +3,11 @@
 import type { StoredEvent } from '../db/events-repo';
 import { isoUtc } from '../support/iso-utc';
 
-/** The contact of an event (one place to change when conversations belong to contacts). */
-export function eventContact(row: Pick<StoredEvent, 'contactWaId' | 'contactName'>): { wa_id: string | null; name: string | null } | null {
-  if (row.contactWaId === null) return null;
-  return { wa_id: row.contactWaId, name: row.contactName };
+/** The contact of an event, as the conversation listing shows it (null once neither message nor contact is kept). */
+export function eventContact(row: Pick<StoredEvent, 'contactId' | 'contactWaId' | 'contactBsuid' | 'contactUsername' | 'contactName'>):
+  { id: number; wa_id: string | null; user_id: string | null; username: string | null; name: string | null } | null {
+  if (row.contactId === null) return null;
+  return { id: row.contactId, wa_id: row.contactWaId, user_id: row.contactBsuid, username: row.contactUsername, name: row.contactName };
 }
 
 /** One event as JSON text. */

@@ -51,11 +51,29 @@ function location(text: string | null): Message['location'] {
   return { latitude: num(value.latitude), longitude: num(value.longitude), name: str(value.name), address: str(value.address) };
 }
 
+/**
+ * What the customer tapped: an interactive button_reply / list_reply (`id`, `title`) or a template quick-reply `button`
+ * (`payload`, `text`): the id the business set and the title shown. Read from the network's message object as stored.
+ */
+function tapped(type: string, payloadJson: string | null): Message['reply'] {
+  const value = fields(parse(payloadJson));
+  if (type === 'button') {
+    const button = fields(value?.button);
+    return button ? { id: str(button.payload), title: str(button.text) } : undefined;
+  }
+  const interactive = fields(value?.interactive);
+  const kind = str(interactive?.type);
+  if (kind !== 'button_reply' && kind !== 'list_reply') return undefined;
+  const reply = fields(interactive?.[kind]);
+  return reply ? { id: str(reply.id), title: str(reply.title) } : undefined;
+}
+
 /** One message object. */
 export function messageJson(row: StoredMessage): Message {
   const [id, wamid, direction, type, text, toNumber, status, errorJson, templateJson, mediaJson, locationJson, replyTo,
-    createdAt, statusUpdatedAt, history, origin, pricingJson, editedAt, editsJson, revoked] = row;
-  const message: Message = { id, wamid, direction, type, text, status, created_at: isoUtc(createdAt) };
+    createdAt, statusUpdatedAt, history, origin, pricingJson, editedAt, editsJson, revoked, payloadJson] = row;
+  // Stored as the network named them: the schema's enums list what it sends.
+  const message: Message = { id, wamid, direction, type: type as Message['type'], text, status: status as Message['status'], created_at: isoUtc(createdAt) };
   // Outbound messages always say whether they failed; an inbound one only when the network flagged it (unsupported).
   if (direction === 'outbound' || errorJson !== null) message.error = errorInfo(parse(errorJson));
   if (direction === 'outbound') {
@@ -85,6 +103,10 @@ export function messageJson(row: StoredMessage): Message {
   const locationValue = location(locationJson);
   if (locationValue) message.location = locationValue;
   if (replyTo !== null) message.reply_to = replyTo;
+  if (direction === 'inbound' && (type === 'interactive' || type === 'button')) {
+    const reply = tapped(type, payloadJson ?? null);
+    if (reply) message.reply = reply;
+  }
   return message;
 }
 
