@@ -195,7 +195,7 @@ t.test('the shapes a client generator needs are named components, with enums, an
   for (const name of ['Message', 'Conversation', 'Contact', 'Event', 'SendAnswer']) t.ok(schemas[name], `${name} is a component`);
   const message = schemas.Message!.properties as Record<string, Json>;
   t.same(message.direction!.enum, ['inbound', 'outbound']);
-  t.same(message.status!.enum, ['pending', 'accepted', 'sent', 'delivered', 'read', 'failed', 'received']);
+  t.same(message.status!.enum, ['queued', 'scheduled', 'pending', 'accepted', 'sent', 'delivered', 'read', 'failed', 'received']);
   t.ok((message.type!.enum as string[]).includes('template') && (message.type!.enum as string[]).includes('interactive'), 'message types');
   const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
   const json = (op: Json, status: string) => ((op.responses as Json)[status] as Json & { content: Record<string, { schema: Json }> }).content['application/json']!.schema;

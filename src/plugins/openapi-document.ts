@@ -141,6 +141,11 @@ export function finishDocument(generated: object): Json {
   const document = hoistTitled(rewrite(plain, (value) => openapi30(emailAsPattern(withoutDependencies(value)))) as Json);
   for (const path of Object.values(document.paths as Record<string, Json>)) {
     for (const method of METHODS) if (isObject(path[method])) finishOperation(path[method] as unknown as Operation);
+    // A HEAD declared with its GET shares the GET's schema: operation ids must stay unique for client generators.
+    const head = path.head as { operationId?: string } | undefined;
+    if (head?.operationId !== undefined && head.operationId === (path.get as { operationId?: string } | undefined)?.operationId) {
+      head.operationId = `${head.operationId}Head`;
+    }
   }
   return document;
 }
