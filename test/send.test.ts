@@ -11,7 +11,7 @@ t.test('send: 201 with the answer, the message stored accepted, one credit used'
   const res = await sendText('Hello');
   t.equal(res.statusCode, 201);
   const body = res.json();
-  t.same(body, { id: body.id, wamid: body.wamid, to: TO, type: 'text', status: 'accepted', credits_remaining: 4, created_at: NOW.toISOString() });
+  t.same(body, { id: body.id, wamid: body.wamid, to: TO, type: 'text', status: 'accepted', credits_remaining: 4, created_at: NOW.toISOString(), contact_id: 1 });
   t.match(body.wamid, /^wamid\./);
   t.equal(sandbox.requests.length, 1);
   t.equal(sandbox.requests[0]!.body, `{"messaging_product":"whatsapp","recipient_type":"individual","to":"${TO}","type":"text","text":{"body":"Hello"}}`);
