@@ -44,7 +44,14 @@ function errorReply(error: unknown): ListingReply['error'] {
 
 port.on('message', (request: ThreadRequest) => {
   if (request.kind === 'open') {
-    connectionTo(request.databasePath);
+    // Opened ahead of the first listing only to save it the time. A database gone meanwhile (an app closed and its
+    // folder removed before this message was read) must not end the thread and the other apps' listings with it:
+    // a listing of it reports its own error.
+    try {
+      connectionTo(request.databasePath);
+    } catch {
+      // nothing to keep open
+    }
     return;
   }
   if (request.kind === 'close') {
