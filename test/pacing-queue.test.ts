@@ -20,7 +20,7 @@ t.test('Prefer: respond-async â†’ 202 queued, then sent by the worker; send_at â
   const body = res.json();
   t.same(body, {
     id: body.id, wamid: null, direction: 'outbound', type: 'text', text: 'later', status: 'queued', created_at: NOW.toISOString(),
-    to: TO, status_updated_at: null, error: null, statuses: [], send_at: NOW.toISOString(), expires_at: null, credits_remaining: 4,
+    to: TO, origin: 'api', status_updated_at: null, error: null, statuses: [], send_at: NOW.toISOString(), expires_at: null, credits_remaining: 4,
   });
   t.equal(app.creditsRepo.used(user.id, MONTH), 1, 'the credit is reserved at once');
   await until(() => app.messagesRepo.findById(body.id)!.status === 'accepted');

@@ -1,8 +1,9 @@
 // Sending free-form and template messages (SPEC §5, §12): POST /api/message/send and /api/message/send2.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import type { FastifyReply } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { SessionSecurity } from '../../schemas/auth';
+import type { RecipientBody } from '../../schemas/messages';
 import { ErrorResponse, errors, withHeaders } from '../../schemas/common';
 import {
   IdempotencyHeaders, SendAnswer, SendBadGatewayResponse, SendBody, SendRateLimitedResponse, SendStorageResponse, SendTemplateBody,
@@ -11,8 +12,9 @@ import { QueuedMessage, QueueHeaders } from '../../schemas/message-queue';
 import { AppError } from '../errors';
 import { freeFormMessage, templateMessage } from '../services/outbound-message';
 import { sendMessage, type SendDeps, type SendOutcome } from '../services/send-message';
-import { recipientOf } from '../services/send-recipient';
-import { queueMessage, type QueueOutcome } from '../services/queue-message';
+import { recipientOf, type Recipient } from '../services/send-recipient';
+import { queueMessage, type QueueOutcome, type QueueTimes } from '../services/queue-message';
+import type { OutboundMessage } from '../messaging/client';
 
 const messages: FastifyPluginAsyncTypebox = async (app) => {
   const deps: SendDeps = {
@@ -65,37 +67,29 @@ const messages: FastifyPluginAsyncTypebox = async (app) => {
     if (outcome.replayed) reply.header('idempotent-replayed', 'true');
     return reply.code(201).send(outcome.answer);
   };
+  /** Sends the message a body describes now (201), or queues it (202) when the caller asked for that. */
+  const sendOrQueue = async <B extends RecipientBody & QueueTimes>(reply: FastifyReply, user: NonNullable<FastifyRequest['currentUser']>, body: B,
+    headers: { prefer?: string; 'idempotency-key'?: string }, build: (body: B, recipient: Recipient) => OutboundMessage) => {
+    const recipient = recipientOf(body, user.id, app.contacts);
+    const message = build(body, recipient);
+    if (queued(headers.prefer, body)) {
+      return answerQueued(reply, await queueMessage(app.queueDeps, user, message, body, headers['idempotency-key'], 'body', recipient.contactId));
+    }
+    return answer(reply, await counted(sendMessage(deps, user, message, headers['idempotency-key'], recipient.contactId)));
+  };
 
   app.post('/api/message/send', {
     preValidation: app.authenticate,
     schema: {
       ...schema, operationId: 'sendMessage', summary: 'Send a text, media, location, contacts, interactive, reaction or template', description, body: SendBody,
     },
-  }, async (request, reply) => {
-    const user = request.currentUser!;
-    const recipient = recipientOf(request.body, user.id, app.contacts);
-    const message = freeFormMessage(request.body, recipient);
-    if (queued(request.headers.prefer, request.body)) {
-      return answerQueued(reply, await queueMessage(app.queueDeps, user, message, request.body, request.headers['idempotency-key'], 'body', recipient.contactId));
-    }
-    const outcome = await counted(sendMessage(deps, user, message, request.headers['idempotency-key'], recipient.contactId));
-    return answer(reply, outcome);
-  });
+  }, async (request, reply) => sendOrQueue(reply, request.currentUser!, request.body, request.headers, freeFormMessage));
 
   app.post('/api/message/send2', {
     preValidation: app.authenticate,
     schema: {
       ...schema, operationId: 'sendTemplateMessage', summary: 'Send a template message (body parameters, header, buttons)', description, body: SendTemplateBody,
     },
-  }, async (request, reply) => {
-    const user = request.currentUser!;
-    const recipient = recipientOf(request.body, user.id, app.contacts);
-    const message = templateMessage(request.body, recipient);
-    if (queued(request.headers.prefer, request.body)) {
-      return answerQueued(reply, await queueMessage(app.queueDeps, user, message, request.body, request.headers['idempotency-key'], 'body', recipient.contactId));
-    }
-    const outcome = await counted(sendMessage(deps, user, message, request.headers['idempotency-key'], recipient.contactId));
-    return answer(reply, outcome);
-  });
+  }, async (request, reply) => sendOrQueue(reply, request.currentUser!, request.body, request.headers, templateMessage));
 };
 export default messages;
