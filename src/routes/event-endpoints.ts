@@ -10,7 +10,7 @@ import { checkUserScope } from '../events/access';
 import type { PostResult } from '../events/endpoint-client';
 import { newEndpointSecret } from '../events/webhook-signature';
 import type { EndpointRow } from '../db/event-endpoints-repo';
-import type { UserRow } from '../db/tables';
+import type { FastifyRequest } from 'fastify';
 import { endpointView } from '../views/endpoint-view';
 
 export const MAX_ENDPOINTS = 5;
@@ -29,7 +29,7 @@ function attemptAnswer(result: PostResult | undefined) {
 const eventEndpoints: FastifyPluginAsyncTypebox = async (app) => {
   const view = (row: EndpointRow) => endpointView(row, app.eventsRepo.lastSeq(row.userId), app.eventEndpointsRepo.parked(row.id));
   /** The endpoint `endpoint_id` of user `id`, after the caller's rights are checked. */
-  function endpointOf(caller: UserRow, params: { id: number; endpoint_id: number }): EndpointRow {
+  function endpointOf(caller: NonNullable<FastifyRequest['currentUser']>, params: { id: number; endpoint_id: number }): EndpointRow {
     const user = checkUserScope(caller, params.id, app.usersRepo.findById);
     const row = app.eventEndpointsRepo.byId(params.endpoint_id);
     if (!row || row.userId !== user.id) throw notFound();
