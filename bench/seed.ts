@@ -3,7 +3,7 @@
 import { openDatabase, type DB } from '../src/db/client';
 import { createMessagesRepo } from '../src/db/messages-repo';
 import { createUsersRepo } from '../src/db/users-repo';
-import { listedMessageJson } from '../src/views/message-json';
+import { listedMessage } from '../src/views/message-json';
 import { hashPassword } from '../src/services/passwords';
 import { createTokenCipher, resolveTokenKey } from '../src/support/token-cipher';
 
@@ -65,7 +65,7 @@ export async function seed(path: string, specs: UserSpec[]): Promise<Seeded[]> {
   });
   // Each message's listed JSON, as the gateway renders it when it stores a message: the gateway starts on a database
   // it could have written itself, not on a one-time backfill of 100,000 messages.
-  createMessagesRepo(db, listedMessageJson).fillListedJson();
+  createMessagesRepo(db, listedMessage).fillListedJson();
   db.$client.close();
   return seeded;
 }

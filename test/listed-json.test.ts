@@ -54,9 +54,28 @@ t.test('every write that changes a message leaves its stored JSON equal to rende
   check('failed with the network error', 4);
   repo.applyStatus(ana.id, wamid!, { status: 'delivered', at: NOW - 18 * MIN, errorJson: null }, NOW);
   check('delivered after failed clears the error', 4);
+  // Status callbacks patch the stored JSON instead of rendering it again: out of order, repeated, unranked, same
+  // instant, pricing first seen on a later status, a failure and then a read.
+  const patched = outbound(app, ana.id, { to: '111', at: NOW - 17 * MIN }).wamid!;
+  const pricing = (category: string) => JSON.stringify({ billable: true, pricing_model: 'PMP', type: 'regular', category });
+  const steps: [string, Parameters<typeof repo.applyStatus>[2]][] = [
+    ['read before delivered', { status: 'read', at: NOW - 14 * MIN, errorJson: null }],
+    ['delivered earlier in time, with the first pricing', { status: 'delivered', at: NOW - 15 * MIN, errorJson: null, pricingJson: pricing('utility') }],
+    ['the same delivered again', { status: 'delivered', at: NOW - 15 * MIN, errorJson: null, pricingJson: pricing('utility') }],
+    ['sent at the same instant as delivered', { status: 'sent', at: NOW - 15 * MIN, errorJson: null, pricingJson: pricing('marketing') }],
+    ['an unranked status', { status: 'played', at: NOW - 13 * MIN, errorJson: null }],
+    ['a late failure', { status: 'failed', at: NOW - 16 * MIN, errorJson: JSON.stringify([{ code: 131026, title: 'Undeliverable' }]) }],
+  ];
+  for (const [step, event] of steps) {
+    repo.applyStatus(ana.id, patched, event, NOW);
+    check(step, 5);
+  }
+  t.same(JSON.parse(app.db.$client.prepare('SELECT listed_json FROM messages WHERE wamid = ?').pluck().get(patched) as string).statuses
+    .map((s: { status: string }) => s.status), ['failed', 'delivered', 'sent', 'read', 'played'], 'history in time order, ties by arrival');
+
   const cut = repo.insertOutbound({ userId: ana.id, to: '111', type: 'text', text: 'cut', payloadJson: '{}', createdAt: NOW - 48 * MIN });
   t.equal(repo.markInterrupted(cut, JSON.stringify({ code: 'INTERRUPTED', title: 'Interrupted', details: null }), NOW - 47 * MIN), true);
-  check('an interrupted send settled as failed', 5);
+  check("an interrupted send settled as failed", 6);
 
   // Inbound media: queued unstored, then the archive's outcomes (stored, failed) render it again.
   const media = (wamid: string) => {
@@ -66,11 +85,11 @@ t.test('every write that changes a message leaves its stored JSON equal to rende
   };
   const kept = media('wamid.img.kept');
   const refused = media('wamid.img.refused');
-  check('inbound media, not stored yet', 7);
+  check("inbound media, not stored yet", 8);
   t.ok(app.mediaRepo.stored(kept, 'image/png', 10, NOW));
-  check('media stored', 7);
+  check("media stored", 8);
   t.ok(app.mediaRepo.failed(refused, 'sha256_mismatch', NOW));
-  check('media refused', 7);
+  check("media refused", 8);
   t.match(JSON.parse(app.db.$client.prepare('SELECT listed_json FROM messages WHERE id = ?').pluck().get(kept) as string).media,
     { stored: true, url: `/api/media/${kept}`, error: null });
 

@@ -2,7 +2,7 @@
 // media route needs. Each outcome also lands in the message's media_json and its listed JSON, in the same write.
 import type { DB } from './client';
 import { eventLogOf } from './events-repo';
-import { createListedMessages, type RenderMessage } from './listed-messages';
+import { createListedMessages, type MessageRenderer } from './listed-messages';
 
 export interface DueDownload {
   messageId: number; userId: number; attempts: number; firstAttemptAt: number | null;
@@ -15,9 +15,9 @@ export interface MediaOfMessage {
 }
 export type FinalMediaError = 'sha256_mismatch' | 'too_large' | 'lookup_refused' | 'download_refused' | 'url_refused' | 'unavailable';
 
-export function createMediaRepo(db: DB, render: RenderMessage) {
+export function createMediaRepo(db: DB, renderer: MessageRenderer) {
   const client = db.$client;
-  const listed = createListedMessages(client, render);
+  const listed = createListedMessages(client, renderer);
   const appendEvent = eventLogOf(client).append;
   const due = client.prepare<[number, number], DueDownload>(`SELECT d.message_id AS messageId, m.user_id AS userId,
       d.attempts, d.first_attempt_at AS firstAttemptAt, m.media_json AS mediaJson, u.messaging_token AS sealedToken

@@ -3,7 +3,7 @@
 import { eq, sql } from 'drizzle-orm';
 import type { DB } from './client';
 import { eventLogOf } from './events-repo';
-import { createListedMessages, type RenderMessage } from './listed-messages';
+import { createListedMessages, type MessageRenderer, type StoredStatus } from './listed-messages';
 import { messages, messageStatuses, orphanStatuses, type MessageRow } from './tables';
 
 /** A status only moves up this ladder; `failed` ranks below `delivered` (several devices). */
@@ -46,9 +46,9 @@ export interface ConversationOf {
 export interface PendingOutbound { id: number; userId: number; createdAt: number }
 
 /** `render` keeps each message's listed JSON current: every method that changes a message renders it again. */
-export function createMessagesRepo(db: DB, render: RenderMessage) {
+export function createMessagesRepo(db: DB, renderer: MessageRenderer) {
   const client = db.$client;
-  const listed = createListedMessages(client, render);
+  const listed = createListedMessages(client, renderer);
   const appendEvent = eventLogOf(client).append;
   const touchConversation = client.prepare<[number, number, string, number, number | null], { id: number }>(`
     INSERT INTO conversations (user_id, contact_id, contact_wa_id, last_message_at, last_inbound_at)
@@ -143,13 +143,19 @@ export function createMessagesRepo(db: DB, render: RenderMessage) {
     FROM messages m JOIN conversations v ON v.id = m.conversation_id LEFT JOIN contacts c ON c.id = v.contact_id WHERE m.id = ?`);
   const revoke = client.prepare<[number]>('UPDATE messages SET revoked = 1 WHERE id = ? AND revoked = 0');
 
-  /** Appends to the history (once) and moves the current status if it is ranked and ranks higher; callers refresh the listed JSON once. */
-  function applyToMessage(messageId: number, event: StatusEvent): void {
-    const recorded = insertHistory.run(messageId, event.status, event.at, event.errorJson, event.pricingJson ?? null).changes > 0;
-    if (event.pricingJson) setPricing.run(event.pricingJson, messageId);
+  /**
+   * Appends to the history (once) and moves the current status if it is ranked and ranks higher; callers refresh the
+   * listed JSON once. Whether anything changed, and the history entry when one was recorded.
+   */
+  function applyToMessage(messageId: number, event: StatusEvent): { changed: boolean; added?: StoredStatus } {
+    const pricingJson = event.pricingJson ?? null;
+    const recorded = insertHistory.run(messageId, event.status, event.at, event.errorJson, pricingJson).changes > 0;
+    const priced = pricingJson !== null && setPricing.run(pricingJson, messageId).changes > 0;
     const moved = isRanked(event.status)
       && moveStatus.run({ id: messageId, status: event.status, rank: STATUS_RANK[event.status], at: event.at, error: event.errorJson }).changes > 0;
     if (moved || (recorded && event.status === 'failed')) appendEvent('message.status', messageId, event.status);
+    const added: StoredStatus | undefined = recorded ? [event.status, event.at, event.errorJson, pricingJson] : undefined;
+    return { changed: recorded || priced || moved, added };
   }
 
   return {
@@ -190,8 +196,9 @@ export function createMessagesRepo(db: DB, render: RenderMessage) {
         insertOrphan.run(userId, wamid, event.status, event.at, event.errorJson, receivedAt);
         return 'orphaned';
       }
-      applyToMessage(message.id, event);
-      listed.refresh(message.id);
+      const { changed, added } = applyToMessage(message.id, event);
+      // A repeated callback changes nothing: its message keeps the JSON it has.
+      if (changed) listed.statusChanged(message.id, added);
       return 'applied';
     },
 

@@ -2,7 +2,7 @@
 // order of priority (0: a reply inside the contact's 24 h window, 1: bulk), then due time, then id. Every move is one
 // conditional UPDATE, so a claim, a cancel and an expiry of the same row can never both win.
 import type { DB } from './client';
-import { createListedMessages, type RenderMessage } from './listed-messages';
+import { createListedMessages, type MessageRenderer } from './listed-messages';
 import { STATUS_RANK } from './messages-repo';
 
 const WAITING = "status IN ('queued', 'scheduled')";
@@ -11,9 +11,9 @@ export interface ClaimedMessage { id: number; userId: number; to: string; payloa
 export interface Settled { id: number; userId: number; createdAt: number }
 export interface QueueStats { userId: number; depth: number; oldest: number }
 
-export function createQueueRepo(db: DB, render: RenderMessage) {
+export function createQueueRepo(db: DB, renderer: MessageRenderer) {
   const client = db.$client;
-  const listed = createListedMessages(client, render);
+  const listed = createListedMessages(client, renderer);
   const enqueue = client.prepare<{ id: number; status: string; sendAt: number; expiresAt: number | null; priority: number }>(
     'UPDATE messages SET status = @status, send_at = @sendAt, expires_at = @expiresAt, priority = @priority WHERE id = @id');
   const lastInbound = client.prepare<[number, string], number | null>(

@@ -15,7 +15,7 @@ import { createUsersRepo, type UsersRepo } from '../db/users-repo';
 import { createWebhookEventsRepo, type WebhookEventsRepo } from '../db/webhook-events-repo';
 import { createWriter, type Writer } from '../db/writer';
 import { createTokenCipher, resolveTokenKey, type TokenCipher } from '../support/token-cipher';
-import { listedMessageJson } from '../views/message-json';
+import { listedMessage, listedMessageJson } from '../views/message-json';
 import { createConversationsReader, type ConversationsReader } from '../listing/conversations-reader';
 
 declare module 'fastify' {
@@ -87,7 +87,7 @@ export default fp(async function database(app: FastifyInstance, options: { path:
   }));
   app.decorate('usersRepo', usersRepo);
   app.decorate('creditsRepo', createCreditsRepo(db));
-  app.decorate('messagesRepo', createMessagesRepo(db, listedMessageJson));
+  app.decorate('messagesRepo', createMessagesRepo(db, listedMessage));
   app.decorate('contacts', createContactResolver(createContactsRepo(db)));
   // Messages stored without their listed JSON (an older database, a raw import) are rendered once, here.
   app.messagesRepo.fillListedJson();

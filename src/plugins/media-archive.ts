@@ -8,7 +8,7 @@ import { createMediaDownloads, type MediaDownloads } from '../jobs/media-downloa
 import { freeBytes } from '../support/free-space';
 import { adoptLegacyMedia, createMediaFiles, legacyMediaDirOf, mediaDirOf, type MediaFiles } from '../db/media-files';
 import { createMediaClient } from '../messaging/media';
-import { listedMessageJson } from '../views/message-json';
+import { listedMessage } from '../views/message-json';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -29,7 +29,7 @@ function requeueMissing(app: FastifyInstance, repo: MediaRepo, files: MediaFiles
 
 export default fp(async function mediaArchive(app: FastifyInstance) {
   const path = app.config.databasePath;
-  const repo = createMediaRepo(app.db, listedMessageJson);
+  const repo = createMediaRepo(app.db, listedMessage);
   const storedIds = repo.storedIds();
   // The upgrade from the `media/` folder that databases in one directory used to share.
   if (adoptLegacyMedia(path, storedIds)) {

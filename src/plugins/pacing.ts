@@ -6,7 +6,7 @@ import { createQueueRepo, type QueueRepo } from '../db/queue-repo';
 import { createPacer, type Pacer } from '../pacing/pacer';
 import { createQueueWorker, type QueueWorker } from '../pacing/queue-worker';
 import type { QueueDeps } from '../services/queue-message';
-import { listedMessageJson } from '../views/message-json';
+import { listedMessage } from '../views/message-json';
 import { runForAppLifetime } from './background-job';
 
 declare module 'fastify' {
@@ -21,7 +21,7 @@ declare module 'fastify' {
 
 export default fp(async function pacing(app: FastifyInstance) {
   const pacer = createPacer();
-  const queue = createQueueRepo(app.db, listedMessageJson);
+  const queue = createQueueRepo(app.db, listedMessage);
   const worker = createQueueWorker({
     writer: app.writer, queue, messages: app.messagesRepo, contacts: app.contacts, credits: app.creditsRepo, users: app.usersRepo, client: app.messagingClient,
     pacer, tracker: app.sendTracker, openToken: app.openMessagingToken, timezone: app.config.timezone, now: app.now, log: app.log,

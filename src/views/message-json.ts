@@ -2,7 +2,7 @@
 // (messages.listed_json), so that listings only concatenate. Stored JSON is read defensively: a shape we
 // do not know becomes null fields, never an error.
 import type { Message } from '../../schemas/conversations';
-import type { StoredMessage } from '../db/listed-messages';
+import type { MessageRenderer, StoredMessage, StoredStatus, StatusColumns } from '../db/listed-messages';
 import { errorInfo, fields, num, str } from '../support/loose-json';
 import { isoUtc } from '../support/iso-utc';
 
@@ -68,6 +68,16 @@ function tapped(type: string, payloadJson: string | null): Message['reply'] {
   return reply ? { id: str(reply.id), title: str(reply.title) } : undefined;
 }
 
+type StatusEntry = NonNullable<Message['statuses']>[number];
+
+/** One entry of an outbound message's status history. */
+function statusEntry([status, at, error, pricing]: StoredStatus): StatusEntry {
+  const entry: StatusEntry = { status, at: isoUtc(at), error: errorInfo(parse(error)) };
+  const pricingValue = fields(parse(pricing ?? null));
+  if (pricingValue) entry.pricing = pricingValue;
+  return entry;
+}
+
 /** One message object. */
 export function messageJson(row: StoredMessage): Message {
   const [id, wamid, direction, type, text, toNumber, status, errorJson, templateJson, mediaJson, locationJson, replyTo,
@@ -79,12 +89,7 @@ export function messageJson(row: StoredMessage): Message {
   if (direction === 'outbound') {
     if (toNumber !== null) message.to = toNumber;
     message.status_updated_at = statusUpdatedAt === null ? null : isoUtc(statusUpdatedAt);
-    message.statuses = (history ?? []).map(([state, at, error, pricing]) => {
-      const entry: NonNullable<Message['statuses']>[number] = { status: state, at: isoUtc(at), error: errorInfo(parse(error)) };
-      const pricingValue = fields(parse(pricing ?? null));
-      if (pricingValue) entry.pricing = pricingValue;
-      return entry;
-    });
+    message.statuses = (history ?? []).map(statusEntry);
     message.origin = origin === 'agent' || origin === 'business_app' ? origin : 'api';
     const pricingValue = fields(parse(pricingJson ?? null));
     if (pricingValue) message.pricing = pricingValue;
@@ -112,3 +117,33 @@ export function messageJson(row: StoredMessage): Message {
 
 /** One message object as JSON text: what messages.listed_json holds. */
 export const listedMessageJson = (row: StoredMessage): string => JSON.stringify(messageJson(row));
+
+/**
+ * An outbound message's listed JSON after a status callback, without rendering it afresh (the webhook's hot path):
+ * the current status fields from the row, the new history entry (if one was recorded) in its place by time, and the
+ * message's pricing once known, where `messageJson` puts it. test/listed-json.test.ts holds it equal to a fresh render.
+ */
+function withStatus(listed: string, current: StatusColumns, added: StoredStatus | undefined): string {
+  const message = JSON.parse(listed) as Message;
+  message.status = current.status as Message['status'];
+  message.status_updated_at = current.statusUpdatedAt === null ? null : isoUtc(current.statusUpdatedAt);
+  message.error = errorInfo(parse(current.errorJson));
+  if (added) {
+    const statuses = message.statuses ?? (message.statuses = []);
+    // History is ordered by time, then by arrival: the new entry goes after every entry not later than it.
+    const later = statuses.findIndex((entry) => Date.parse(entry.at) > added[1]);
+    statuses.splice(later === -1 ? statuses.length : later, 0, statusEntry(added));
+  }
+  const pricing = fields(parse(current.pricingJson));
+  if (!pricing || message.pricing) return JSON.stringify(message);
+  // First pricing of the message: in the key order of a fresh render (right after `origin`).
+  const ordered: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(message)) {
+    ordered[key] = value;
+    if (key === 'origin') ordered.pricing = pricing;
+  }
+  return JSON.stringify(ordered);
+}
+
+/** How stored messages become listed JSON: rendered afresh, or patched after a status callback. */
+export const listedMessage: MessageRenderer = { render: listedMessageJson, withStatus };
