@@ -28,11 +28,13 @@ export function makeBody(kind: BodyKind, data: BodyData): Buffer {
   const now = Math.floor(Date.now() / 1000);
   switch (kind) {
     case 'status': {
-      // Each known wamid goes delivered, then read, then the cycle starts again (a repeated status changes nothing).
+      // Each known wamid goes delivered, then read, as a real message does; after that the network repeats itself
+      // (the same status at the same time, which changes nothing).
       const pass = Math.floor(i / data.wamids.length);
+      const at = 1_700_000_000 + 2 * (i % data.wamids.length) + (pass % 2);
       return Buffer.from(JSON.stringify(statusCallbackPayload(data.phoneNumberId, {
         wamid: data.wamids[i % data.wamids.length]!, status: pass % 2 === 0 ? 'delivered' : 'read', recipient: contact,
-        timestamp: 1_700_000_000 + i, bizOpaqueCallbackData: OPAQUE,
+        timestamp: at, bizOpaqueCallbackData: OPAQUE,
       })));
     }
     case 'inbound': {

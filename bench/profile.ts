@@ -17,7 +17,7 @@ interface Node { id: number; callFrame: { functionName: string; url: string; lin
 const APP_SECRET = 'bench-app-secret';
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const TOP = Number(process.env.PROFILE_TOP ?? 30);
-const MESSAGES = Number(process.env.BENCH_MESSAGES ?? 10_000);
+const MESSAGES = Number(process.env.BENCH_MESSAGES ?? 100_000);
 
 /** Self time per function and per file, over the samples of the last `seconds` before the profile ended (the load). */
 function report(file: string, seconds: number): string[] {
@@ -58,7 +58,7 @@ async function main(): Promise<void> {
   try {
     if (againstAt !== -1) ref = buildRef(join(__dirname, '..', '..'), args[againstAt + 1]!, (line) => process.stderr.write(line));
     const databasePath = join(dir, 'bench.db');
-    const [user] = await seed(databasePath, [bigUser(MESSAGES, Math.min(20_000, MESSAGES / 2))]);
+    const [user] = await seed(databasePath, [bigUser(MESSAGES, MESSAGES / 2)]);
     const sandbox = await startServer(join(__dirname, 'sandbox-process.js'),
       { SANDBOX_PHONE_NUMBER_ID: user!.phoneNumberId, SANDBOX_TOKEN: user!.token }, '/_sandbox/requests');
     servers.push(sandbox);

@@ -110,8 +110,9 @@ t.test('many rows go in batches of a few hundred, all of them', async (t) => {
       app.messagesRepo.insertInbound({ userId: owner.id, contactWaId: i < 1100 ? '15550000001' : `1555100${i}`, contactName: null,
         wamid: `wamid.${i}`, type: 'text', text: 'x', payloadJson: '{}', createdAt: old + i });
     }
-    app.webhookEventsRepo.append(Array.from({ length: 1200 }, () => ({ receivedAt: old, rawBody: '{}' })));
-    app.db.$client.exec("UPDATE webhook_events SET state = 'processed'");
+    for (let i = 0; i < 1200; i++) {
+      app.webhookEventsRepo.insertProcessed({ receivedAt: old, rawBody: '{}', failed: false, error: null, at: old, userId: undefined });
+    }
     app.messagesRepo.insertInbound({ userId: owner.id, contactWaId: '15550000001', contactName: null,
       wamid: 'wamid.keep', type: 'text', text: 'x', payloadJson: '{}', createdAt: NOW });
   });

@@ -54,27 +54,29 @@ t.test('an item that throws: 200, the event failed with its error, applied after
   t.match(second.logged('webhook events processed again'), [{ events: 1, failed: 0, dead: 0 }]);
 });
 
-t.test('an outcome that cannot be recorded: 200, the event stays pending with no effect, processed at the next start-up', async (t) => {
-  const dir = tempDir(t);
-  const first = await start(t, dir);
-  const user = await createUser(first.app, { email: 'owner@example.com', messagingPhoneNumberId: PHONE });
-  const sentId = first.app.messagesRepo.insertOutbound({ userId: user.id, to: '15551234567', type: 'text', text: 'Hi', payloadJson: '{}', createdAt: 1 });
-  first.app.messagesRepo.markAccepted(sentId, 'wamid.out', '15551234567', 1);
-  first.app.db.$client.exec(`CREATE TEMP TRIGGER stuck BEFORE UPDATE ON main.webhook_events
-    BEGIN SELECT RAISE(ABORT, 'disk trouble'); END`);
+t.test('a callback whose row cannot be stored: 503, nothing it changed is kept, the redelivery is applied', async (t) => {
+  const { app, logged } = await start(t, tempDir(t));
+  const user = await createUser(app, { email: 'owner@example.com', messagingPhoneNumberId: PHONE });
+  const sentId = app.messagesRepo.insertOutbound({ userId: user.id, to: '15551234567', type: 'text', text: 'Hi', payloadJson: '{}', createdAt: 1 });
+  app.messagesRepo.markAccepted(sentId, 'wamid.out', '15551234567', 1);
+  // The status is applied first, then the row that records the callback and its outcome is refused.
+  app.db.$client.exec(`CREATE TEMP TRIGGER stuck BEFORE INSERT ON main.webhook_events BEGIN SELECT RAISE(ABORT, 'disk trouble'); END`);
 
   const status = envelope(PHONE, { statuses: [statusItem('wamid.out', 'read', 1767225600)] });
-  const res = await deliver(first.app, status, SECRET);
-  t.equal(res.statusCode, 200, 'stored durably, so acknowledged');
-  t.match(inboxRows(first.app), [{ rawBody: status, state: 'pending', error: null, attempts: 0, processedAt: null }]);
-  t.equal(first.app.messagesRepo.findById(sentId)!.status, 'accepted', "the event's savepoint rolled back");
-  t.match(first.logged('webhook event outcome not recorded; it is processed again later'), [{ err: { message: 'disk trouble' } }]);
-  await first.app.close();
+  const res = await deliver(app, status, SECRET);
+  t.equal(res.statusCode, 503, 'not stored, so not acknowledged: the network delivers it again');
+  t.equal(res.headers['retry-after'], '10');
+  t.equal(res.json().code, 'STORAGE_UNAVAILABLE');
+  t.same(inboxRows(app), []);
+  t.equal(app.messagesRepo.findById(sentId)!.status, 'accepted', "the status went with the callback's savepoint");
+  t.same(app.messagesRepo.history(sentId), []);
+  t.match(logged('webhook callback not stored; the network retries it'), [{ err: { message: 'disk trouble' } }]);
 
-  const second = await start(t, dir);
-  t.match(inboxRows(second.app), [{ state: 'processed', error: null, attempts: 1, processedAt: Number }]);
-  t.equal(second.app.messagesRepo.findById(sentId)!.status, 'read');
-  t.equal(second.app.messagesRepo.history(sentId).length, 1);
+  app.db.$client.exec('DROP TRIGGER temp.stuck');
+  t.equal((await deliver(app, status, SECRET)).statusCode, 200);
+  t.match(inboxRows(app), [{ state: 'processed', error: null, attempts: 1, processedAt: Number }]);
+  t.equal(app.messagesRepo.findById(sentId)!.status, 'read');
+  t.equal(app.messagesRepo.history(sentId).length, 1);
 });
 
 t.test('a batch that cannot be stored is not acknowledged (503 with Retry-After: the network delivers it again)', async (t) => {
@@ -174,12 +176,14 @@ t.test('the periodic run counts attempts the same way; an outcome that cannot be
   const { app } = await start(t, tempDir(t), boom);
   await createUser(app, { email: 'owner@example.com', messagingPhoneNumberId: PHONE });
   t.equal((await deliver(app, poison, SECRET)).statusCode, 200);
-  // A second event whose processing works but whose outcome cannot be written: without counting it would loop forever.
-  app.db.$client.exec(`CREATE TEMP TRIGGER unrecordable BEFORE UPDATE ON main.webhook_events WHEN NEW.state = 'processed'
-    BEGIN SELECT RAISE(ABORT, 'cannot record'); END`);
+  // A second event that failed once, and whose processing then works but whose outcome cannot be written: without
+  // counting it would loop forever.
+  app.db.$client.exec(`CREATE TEMP TRIGGER other BEFORE INSERT ON main.messages WHEN NEW.wamid = 'wamid.other'
+    BEGIN SELECT RAISE(ABORT, 'injected failure'); END`);
   t.equal((await deliver(app, otherCallback, SECRET)).statusCode, 200);
-  t.match(inboxRows(app), [{ state: 'failed', attempts: 1 }, { state: 'failed', attempts: 1, error: 'event: outcome not recorded: cannot record' }]);
-  t.equal(messageByWamid(app, 'wamid.other'), undefined, 'rolled back');
+  app.db.$client.exec(`DROP TRIGGER temp.other; CREATE TEMP TRIGGER unrecordable BEFORE UPDATE ON main.webhook_events
+    WHEN NEW.state = 'processed' BEGIN SELECT RAISE(ABORT, 'cannot record'); END`);
+  t.match(inboxRows(app), [{ state: 'failed', attempts: 1 }, { state: 'failed', attempts: 1 }]);
 
   const runs = [];
   for (let i = 0; i < 5; i++) runs.push(await app.webhookReplay.run());
@@ -187,7 +191,8 @@ t.test('the periodic run counts attempts the same way; an outcome that cannot be
     { events: 2, failed: 2, dead: 0 }, { events: 2, failed: 2, dead: 0 }, { events: 2, failed: 2, dead: 0 },
     { events: 2, failed: 0, dead: 2 }, { events: 0, failed: 0, dead: 0 },
   ]);
-  t.match(inboxRows(app), [{ state: 'dead', attempts: 5 }, { state: 'dead', attempts: 5 }]);
+  t.match(inboxRows(app), [{ state: 'dead', attempts: 5 }, { state: 'dead', attempts: 5, error: 'event: outcome not recorded: cannot record' }]);
+  t.equal(messageByWamid(app, 'wamid.other'), undefined, 'each run rolled back');
 });
 
 /**

@@ -2,6 +2,8 @@
 import type { DB } from './client';
 
 export interface ReceivedEvent { receivedAt: number; rawBody: string }
+/** A callback and the outcome of its first processing run (`error`: its notes). */
+export interface ProcessedEvent extends ReceivedEvent { failed: boolean; error: string | null; at: number; userId: number | undefined }
 export interface StoredEvent { id: number; receivedAt: number; rawBody: string }
 export type EventState = 'pending' | 'processed' | 'failed' | 'dead';
 /** An event as an administrator sees it: everything but the raw body, whose size is given instead. */
@@ -17,7 +19,9 @@ const SUMMARY = `SELECT id, state, attempts, received_at AS receivedAt, processe
 
 export function createWebhookEventsRepo(db: DB) {
   const client = db.$client;
-  const insert = client.prepare<[number, string]>("INSERT INTO webhook_events (received_at, raw_body, state) VALUES (?, ?, 'pending')");
+  // A callback is stored once, with the outcome of its first processing run (one row write on the webhook's hot path).
+  const insert = client.prepare<Record<string, unknown>>(`INSERT INTO webhook_events (received_at, raw_body, state, error, attempts,
+    processed_at, user_id) VALUES (@receivedAt, @rawBody, CASE WHEN @failed THEN 'failed' ELSE 'processed' END, @error, 1, @at, @userId)`);
   // One conditional UPDATE counts the attempt and decides the state: a failure at the last allowed attempt is dead.
   const settle = client.prepare<Record<string, unknown>, { state: EventState; attempts: number }>(`UPDATE webhook_events
     SET attempts = attempts + 1, error = @error, processed_at = @at, user_id = coalesce(@userId, user_id),
@@ -41,9 +45,15 @@ export function createWebhookEventsRepo(db: DB) {
   const runAtomic = client.transaction((body: () => unknown) => body());
 
   return {
-    /** Inserts the events as pending (call inside `atomic`); their ids in the same order. */
-    append: (events: readonly ReceivedEvent[]): number[] =>
-      events.map((event) => Number(insert.run(event.receivedAt, event.rawBody).lastInsertRowid)),
+    /**
+     * Stores a callback with the outcome of its first processing run, in the write that applied it; its id. Throws
+     * when that write's transaction is gone: SQLite rolls it back on a full disk or an I/O error, and a processing
+     * step that caught that error must not leave this row to be written alone, outside any transaction.
+     */
+    insertProcessed(event: ProcessedEvent): number {
+      if (!client.inTransaction) throw new Error('the transaction was rolled back while the callback was processed');
+      return Number(insert.run({ ...event, failed: event.failed ? 1 : 0, userId: event.userId ?? null }).lastInsertRowid);
+    },
     /**
      * Records one processing attempt; a failure at attempt `maxAttempts` or later makes the event dead.
      * `userId` links the event to the user it was routed to (a link once made stays).

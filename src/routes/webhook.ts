@@ -3,7 +3,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { errors } from '../../schemas/common';
 import { CALLBACK_EXAMPLE, SignatureHeaders, VerifyQuery, WebhookAck, WebhookCallback } from '../../schemas/webhook';
-import { AppError } from '../errors';
+import { AppError, storageUnavailable } from '../errors';
 import { parseJsonBody } from '../support/json-body';
 import { isValidSignature, sameSecret } from '../webhooks/signature';
 
@@ -59,8 +59,8 @@ const webhook: FastifyPluginAsyncTypebox = async (app) => {
     config: { swaggerTransform: ({ schema, url }) => ({ schema: { ...schema, body: { ...WebhookCallback, examples: [CALLBACK_EXAMPLE] }, headers: SignatureHeaders }, url }) },
     schema: {
       tags: ['webhook'], operationId: 'receiveWebhook', summary: 'Callback of the messaging network (messages, statuses)',
-      description: 'Signed with X-Hub-Signature-256 over the raw body (401 `INVALID_SIGNATURE` when missing or wrong). Stored durably '
-        + 'before the 200, then processed; duplicates change nothing. Up to 3 MB. 503 `WEBHOOK_NOT_CONFIGURED` while no app secret is '
+      description: 'Signed with X-Hub-Signature-256 over the raw body (401 `INVALID_SIGNATURE` when missing or wrong). Processed and '
+        + 'stored durably with its outcome before the 200; duplicates change nothing. Up to 3 MB. 503 `WEBHOOK_NOT_CONFIGURED` while no app secret is '
         + 'configured, `STORAGE_UNAVAILABLE` when the callback cannot be stored (the network retries both).',
       security: [],
       response: { 200: WebhookAck, ...errors(400, 401, 413, 415, 503) },
@@ -82,7 +82,12 @@ const webhook: FastifyPluginAsyncTypebox = async (app) => {
       }
     }
     const text = raw.toString('utf8');
-    await app.webhookInbox.accept(text, parseObject(text));
+    await app.webhookInbox.accept(text, parseObject(text)).catch((error: unknown) => {
+      if (error instanceof AppError) throw error;
+      // Not stored, whatever the reason: the network delivers it again after a 503, never after a 200.
+      request.log.error({ err: error }, 'webhook callback not stored; the network retries it');
+      throw storageUnavailable();
+    });
     app.metrics.callbackReceived();
     return { status: 'received' as const };
   });

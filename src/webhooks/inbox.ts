@@ -5,6 +5,7 @@ import type { MessagesRepo } from '../db/messages-repo';
 import type { UsersRepo } from '../db/users-repo';
 import type { EventSummary, StoredEvent, WebhookEventsRepo } from '../db/webhook-events-repo';
 import type { Writer } from '../db/writer';
+import { storageFaultReason } from '../errors';
 import { parseJsonOrUndefined } from '../support/loose-json';
 import { addNote, ingest, notesRecord, type IngestDeps, type IngestResult } from './ingest';
 
@@ -36,10 +37,11 @@ const REPLAY_BYTES = 1024 * 1024;
 const message = (error: unknown) => (error instanceof Error ? error.message : String(error));
 
 export function createInbox(deps: InboxDeps) {
-  function ingestOne(event: Received, ingestDeps: IngestDeps): IngestResult {
+  function ingestOne(event: Omit<Received, 'id'>, ingestDeps: IngestDeps): IngestResult {
     try {
       return ingest(event.payload, event.receivedAt, ingestDeps);
     } catch (error) {
+      if (storageFaultReason(error) !== undefined) throw error;
       const result: IngestResult = { failed: true, notes: [], moreNotes: 0 };
       addNote(result, `event: ${message(error)}`);
       return result;
@@ -76,6 +78,10 @@ export function createInbox(deps: InboxDeps) {
     return batchDeps;
   }
 
+  function logNotes(id: number, result: IngestResult): void {
+    if (result.notes.length > 0) deps.log.warn({ webhookEventId: id, notes: result.notes, moreNotes: result.moreNotes }, 'webhook event not fully applied');
+  }
+
   /** Records one attempt; logs the event's death. */
   function settle(id: number, failed: boolean, notes: string | null, outcome: BatchOutcome, userId?: number): void {
     const settled = deps.events.settle(id, failed, notes, deps.now().getTime(), MAX_ATTEMPTS, userId);
@@ -98,9 +104,7 @@ export function createInbox(deps: InboxDeps) {
         deps.events.atomic(() => {
           const result = ingestOne(event, ingestDeps);
           settle(event.id, result.failed, notesRecord(result), outcome, result.userId);
-          if (result.notes.length > 0) {
-            deps.log.warn({ webhookEventId: event.id, notes: result.notes, moreNotes: result.moreNotes }, 'webhook event not fully applied');
-          }
+          logNotes(event.id, result);
         });
       } catch (error) {
         deps.log.error({ err: error, webhookEventId: event.id }, 'webhook event outcome not recorded; it is processed again later');
@@ -117,13 +121,20 @@ export function createInbox(deps: InboxDeps) {
   const received = (event: StoredEvent): Received => ({ id: event.id, receivedAt: event.receivedAt, payload: parseJsonOrUndefined(event.rawBody) });
 
   return {
-    /** Resolves with the event id once the raw body is durably stored and processing has run. */
+    /**
+     * Resolves with the event id once the callback is processed and durably stored with that outcome, in one write of
+     * its own savepoint: when the row cannot be stored, nothing the processing did is kept either (the network retries).
+     */
     accept(rawBody: string, payload: unknown): Promise<number> {
       const receivedAt = deps.now().getTime();
       return deps.writer.write(() => {
-        const [id] = deps.events.append([{ receivedAt, rawBody }]);
-        processEvents([{ id: id!, receivedAt, payload }], ingestDepsOfTurn());
-        return id!;
+        const result = ingestOne({ receivedAt, payload }, ingestDepsOfTurn());
+        const id = deps.events.insertProcessed({
+          receivedAt, rawBody, failed: result.failed, error: notesRecord(result), at: deps.now().getTime(), userId: result.userId,
+        });
+        deps.settled?.(result.failed ? 'failed' : 'processed');
+        logNotes(id, result);
+        return id;
       });
     },
 

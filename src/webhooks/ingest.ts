@@ -1,6 +1,7 @@
 // Callback envelope -> stored facts: every entry, change, message and status is handled on its own.
 import type { Static, TSchema } from '@sinclair/typebox';
 import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler';
+import { storageFaultReason } from '../errors';
 import { fields } from '../support/loose-json';
 import {
   CHANGE_FIELDS, NetworkChange, NetworkEcho, NetworkEntry, NetworkEnvelope, NetworkInboundMessage, NetworkMessagesValue, NetworkStatus,
@@ -73,6 +74,8 @@ export function ingest(payload: unknown, receivedAt: number, deps: IngestDeps): 
     try {
       deps.atomic(body);
     } catch (error) {
+      // A full disk or an I/O error is not this item's fault: the callback as a whole is not stored (503, retried).
+      if (storageFaultReason(error) !== undefined) throw error;
       result.failed = true;
       note(path, error instanceof Error ? error.message : String(error));
     }
