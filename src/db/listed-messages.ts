@@ -39,8 +39,6 @@ const BACKFILL_BATCH = 500;
 export function createListedMessages(client: Database.Database, { render, withStatus }: MessageRenderer) {
   const stored = client.prepare<[number], string>(`SELECT ${STORED_MESSAGE} FROM messages m WHERE m.id = ?`).pluck();
   const store = client.prepare<[string | null, number]>('UPDATE messages SET listed_json = ? WHERE id = ?');
-  const statusOf = client.prepare<[number], StatusColumns & { listed: string | null }>(`SELECT listed_json AS listed, status,
-    status_updated_at AS statusUpdatedAt, error_json AS errorJson, pricing_json AS pricingJson FROM messages WHERE id = ?`);
   const missing = client.prepare<[number], number>(
     'SELECT id FROM messages WHERE listed_json IS NULL AND id > ? ORDER BY id LIMIT ' + BACKFILL_BATCH).pluck();
 
@@ -64,20 +62,17 @@ export function createListedMessages(client: Database.Database, { render, withSt
   return {
     refresh,
     /**
-     * After a status callback changed outbound message `id` (and recorded `added` in its history, if it did): its listed
-     * JSON patched rather than rendered afresh, which is several times cheaper on the webhook's hot path.
+     * The listed JSON `listed` patched after a status callback changed `current` (and `added` an entry to the history):
+     * several times cheaper than rendering afresh on the webhook's hot path. Null when there is none or the patch cannot
+     * read it: then render the message afresh (`refresh`) once it is stored.
      */
-    statusChanged(id: number, added: StoredStatus | undefined): void {
-      const row = statusOf.get(id);
-      if (row?.listed == null) return refresh(id);
-      let listed: string;
+    withStatus(listed: string | null, current: StatusColumns, added: StoredStatus | undefined): string | null {
+      if (listed === null) return null;
       try {
-        listed = withStatus(row.listed, row, added);
+        return withStatus(listed, current, added);
       } catch {
-        // Stored JSON the patch cannot read: render the message afresh instead.
-        return refresh(id);
+        return null;
       }
-      store.run(listed, id);
     },
     /** Renders every message stored without its listed JSON, in batches (start-up); returns how many were seen. */
     fillMissing(): number {

@@ -3,7 +3,7 @@
 import { eq, sql } from 'drizzle-orm';
 import type { DB } from './client';
 import { eventLogOf } from './events-repo';
-import { createListedMessages, type MessageRenderer, type StoredStatus } from './listed-messages';
+import { createListedMessages, type MessageRenderer, type StatusColumns } from './listed-messages';
 import { messages, messageStatuses, orphanStatuses, type MessageRow } from './tables';
 
 /** A status only moves up this ladder; `failed` ranks below `delivered` (several devices). */
@@ -42,6 +42,8 @@ export interface ConversationOf {
   contactParentBsuid: string | null; contactUsername: string | null; contactName: string | null; contactAliasesJson: string | null;
   lastMessageAt: number; lastInboundAt: number | null;
 }
+/** An outbound message's columns that a status callback changes, and its listed JSON (null: render it afresh). */
+interface StatusRow extends StatusColumns { id: number; rank: number; listed: string | null }
 /** An outbound message whose send has not stored its outcome. */
 export interface PendingOutbound { id: number; userId: number; createdAt: number }
 
@@ -58,17 +60,16 @@ export function createMessagesRepo(db: DB, renderer: MessageRenderer) {
       last_inbound_at = CASE WHEN excluded.last_inbound_at IS NULL THEN last_inbound_at
                              ELSE max(coalesce(last_inbound_at, 0), excluded.last_inbound_at) END
     RETURNING id`);
-  const outboundIdByWamid = client.prepare<[number, string], { id: number }>(
-    "SELECT id FROM messages WHERE user_id = ? AND wamid = ? AND direction = 'outbound'");
+  // An outbound message as a status callback changes it: read once, written back in one UPDATE with its patched listed JSON.
+  const STATUS_ROW = `id, status, status_rank AS rank, status_updated_at AS statusUpdatedAt, error_json AS errorJson,
+    pricing_json AS pricingJson, listed_json AS listed`;
+  const statusRowByWamid = client.prepare<[number, string], StatusRow>(
+    `SELECT ${STATUS_ROW} FROM messages WHERE user_id = ? AND wamid = ? AND direction = 'outbound'`);
+  const statusRowById = client.prepare<[number], StatusRow>(`SELECT ${STATUS_ROW} FROM messages WHERE id = ?`);
+  const storeStatus = client.prepare<StatusRow>(`UPDATE messages SET status = @status, status_rank = @rank,
+    status_updated_at = @statusUpdatedAt, error_json = @errorJson, pricing_json = @pricingJson, listed_json = @listed WHERE id = @id`);
   const insertHistory = client.prepare<[number, string, number, string | null, string | null]>(
     'INSERT OR IGNORE INTO message_statuses (message_id, status, at, error_json, pricing_json) VALUES (?, ?, ?, ?, ?)');
-  // The message keeps the pricing of the first status that carried one.
-  const setPricing = client.prepare<[string, number]>('UPDATE messages SET pricing_json = ? WHERE id = ? AND pricing_json IS NULL');
-  // failed stores its error; a later delivered/read clears the current error (the history keeps it).
-  const moveStatus = client.prepare<{ id: number; status: string; rank: number; at: number; error: string | null }>(`
-    UPDATE messages SET status = @status, status_rank = @rank, status_updated_at = @at,
-      error_json = CASE WHEN @status = 'failed' THEN @error WHEN @rank > 3 THEN NULL ELSE error_json END
-    WHERE id = @id AND status_rank < @rank`);
   const insertOrphan = client.prepare<[number, string, string, number, string | null, number]>(
     'INSERT OR IGNORE INTO orphan_statuses (user_id, wamid, status, at, error_json, received_at) VALUES (?, ?, ?, ?, ?, ?)');
   const takeOrphans = client.prepare<[number, string], { status: string; at: number; error_json: string | null }>(
@@ -144,18 +145,28 @@ export function createMessagesRepo(db: DB, renderer: MessageRenderer) {
   const revoke = client.prepare<[number]>('UPDATE messages SET revoked = 1 WHERE id = ? AND revoked = 0');
 
   /**
-   * Appends to the history (once) and moves the current status if it is ranked and ranks higher; callers refresh the
-   * listed JSON once. Whether anything changed, and the history entry when one was recorded.
+   * Appends to the history (once); moves the current status if it is ranked and ranks higher (failed stores its error,
+   * a later delivered/read clears the current one: the history keeps it); keeps the first pricing that came. Then the
+   * row and its listed JSON, patched, in one write.
    */
-  function applyToMessage(messageId: number, event: StatusEvent): { changed: boolean; added?: StoredStatus } {
+  function applyToMessage(row: StatusRow, event: StatusEvent): void {
     const pricingJson = event.pricingJson ?? null;
-    const recorded = insertHistory.run(messageId, event.status, event.at, event.errorJson, pricingJson).changes > 0;
-    const priced = pricingJson !== null && setPricing.run(pricingJson, messageId).changes > 0;
-    const moved = isRanked(event.status)
-      && moveStatus.run({ id: messageId, status: event.status, rank: STATUS_RANK[event.status], at: event.at, error: event.errorJson }).changes > 0;
-    if (moved || (recorded && event.status === 'failed')) appendEvent('message.status', messageId, event.status);
-    const added: StoredStatus | undefined = recorded ? [event.status, event.at, event.errorJson, pricingJson] : undefined;
-    return { changed: recorded || priced || moved, added };
+    const recorded = insertHistory.run(row.id, event.status, event.at, event.errorJson, pricingJson).changes > 0;
+    const rank = isRanked(event.status) ? STATUS_RANK[event.status] : -1;
+    const moved = rank > row.rank;
+    const priced = pricingJson !== null && row.pricingJson === null;
+    if (!recorded && !moved && !priced) return;
+    const next: StatusRow = { ...row, pricingJson: row.pricingJson ?? pricingJson };
+    if (moved) {
+      next.status = event.status;
+      next.rank = rank;
+      next.statusUpdatedAt = event.at;
+      next.errorJson = event.status === 'failed' ? event.errorJson : rank > STATUS_RANK.failed ? null : row.errorJson;
+    }
+    next.listed = listed.withStatus(row.listed, next, recorded ? [event.status, event.at, event.errorJson, pricingJson] : undefined);
+    storeStatus.run(next);
+    if (next.listed === null) listed.refresh(row.id);
+    if (moved || (recorded && event.status === 'failed')) appendEvent('message.status', row.id, event.status);
   }
 
   return {
@@ -178,7 +189,9 @@ export function createMessagesRepo(db: DB, renderer: MessageRenderer) {
       const owner = ownerOf.get(messageId)!;
       accept.run({ id: messageId, wamid, at, conversationId: conversationId(owner.userId, contact, owner.createdAt, null) });
       appendEvent('message.status', messageId, 'accepted');
-      for (const orphan of takeOrphans.all(owner.userId, wamid)) applyToMessage(messageId, { status: orphan.status, at: orphan.at, errorJson: orphan.error_json });
+      for (const orphan of takeOrphans.all(owner.userId, wamid)) {
+        applyToMessage(statusRowById.get(messageId)!, { status: orphan.status, at: orphan.at, errorJson: orphan.error_json });
+      }
       listed.refresh(messageId);
     },
 
@@ -191,14 +204,12 @@ export function createMessagesRepo(db: DB, renderer: MessageRenderer) {
 
     /** A callback status routed to `userId`: applied to that user's outbound message, or kept until its send stores the wamid. */
     applyStatus(userId: number, wamid: string, event: StatusEvent, receivedAt: number): 'applied' | 'orphaned' {
-      const message = outboundIdByWamid.get(userId, wamid);
-      if (!message) {
+      const row = statusRowByWamid.get(userId, wamid);
+      if (!row) {
         insertOrphan.run(userId, wamid, event.status, event.at, event.errorJson, receivedAt);
         return 'orphaned';
       }
-      const { changed, added } = applyToMessage(message.id, event);
-      // A repeated callback changes nothing: its message keeps the JSON it has.
-      if (changed) listed.statusChanged(message.id, added);
+      applyToMessage(row, event);
       return 'applied';
     },
 
