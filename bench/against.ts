@@ -5,7 +5,11 @@ import { cpSync, existsSync, readFileSync, realpathSync, rmSync, symlinkSync } f
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-export interface RefBuild { label: string; sha: string; server: string; remove: () => void }
+export interface RefBuild {
+  label: string; sha: string; server: string; remove: () => void;
+  /** The ref's own migrations: the bench seeds its database with that schema (this tree upgrades its copy). */
+  migrations: string;
+}
 
 const git = (root: string, ...args: string[]): string => execFileSync('git', ['-C', root, ...args], { encoding: 'utf8' }).trim();
 
@@ -65,7 +69,7 @@ export function buildRef(root: string, ref: string, log: (line: string) => void)
   };
   if (keep && existsSync(server)) {
     log(`reusing the build of ${label} in ${dir}\n`);
-    return { label, sha, server, remove };
+    return { label, sha, server, remove, migrations: join(dir, 'data', 'migrations') };
   }
   if (existsSync(dir)) {
     rmSync(dir, { recursive: true, force: true });
@@ -88,5 +92,5 @@ export function buildRef(root: string, ref: string, log: (line: string) => void)
     remove();
     throw error;
   }
-  return { label, sha, server, remove };
+  return { label, sha, server, remove, migrations: join(dir, 'data', 'migrations') };
 }

@@ -24,7 +24,8 @@ export async function startServer(script: string, env: Record<string, string>, r
     stdio: ['ignore', 'ignore', 'inherit'],
   });
   const url = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + 30_000;
+  // An older database is upgraded and its listed JSON rendered before the server listens: that takes a while.
+  const deadline = Date.now() + 180_000;
   for (;;) {
     if (child.exitCode !== null) throw new Error(`${script} exited with ${child.exitCode}`);
     try {

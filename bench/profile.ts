@@ -58,7 +58,7 @@ async function main(): Promise<void> {
   try {
     if (againstAt !== -1) ref = buildRef(join(__dirname, '..', '..'), args[againstAt + 1]!, (line) => process.stderr.write(line));
     const databasePath = join(dir, 'bench.db');
-    const [user] = await seed(databasePath, [bigUser(MESSAGES, MESSAGES / 2)]);
+    const [user] = await seed(databasePath, [bigUser(MESSAGES, MESSAGES / 2)], ref?.migrations);
     const sandbox = await startServer(join(__dirname, 'sandbox-process.js'),
       { SANDBOX_PHONE_NUMBER_ID: user!.phoneNumberId, SANDBOX_TOKEN: user!.token }, '/_sandbox/requests');
     servers.push(sandbox);

@@ -111,7 +111,7 @@ async function main(): Promise<void> {
   try {
     if (AGAINST) ref = buildRef(ROOT, AGAINST, log);
     log(`seeding ${MESSAGES} + 1000 messages…\n`);
-    const [big, small] = await seed(join(dir, 'seed', 'bench.db'), [bigUser(MESSAGES, MESSAGES / 2), smallUser()]);
+    const [big, small] = await seed(join(dir, 'seed', 'bench.db'), [bigUser(MESSAGES, MESSAGES / 2), smallUser()], ref?.migrations);
     const baseline = await startServer(join(__dirname, 'baseline-server.js'), {}, '/');
     servers.push(baseline);
     const sandbox = await startServer(join(__dirname, 'sandbox-process.js'),

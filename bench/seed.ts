@@ -1,23 +1,29 @@
 // Seeds a benchmark database: an admin and client users with many conversations and messages,
-// and outbound messages whose wamids the status-callback scenario moves along.
-import { openDatabase, type DB } from '../src/db/client';
+// and outbound messages whose wamids the status-callback scenario moves along. Written through SQL that every release
+// since the first one understands, so that `--against <ref>` can seed one database with that ref's own schema.
+import Database from 'better-sqlite3';
+import { drizzle } from 'drizzle-orm/better-sqlite3';
+import { migrate } from 'drizzle-orm/better-sqlite3/migrator';
+import { openDatabase } from '../src/db/client';
 import { createMessagesRepo } from '../src/db/messages-repo';
-import { createUsersRepo } from '../src/db/users-repo';
 import { listedMessage } from '../src/views/message-json';
 import { hashPassword } from '../src/services/passwords';
-import { createTokenCipher, resolveTokenKey } from '../src/support/token-cipher';
 
 export interface UserSpec { email: string; phoneNumberId: string; token: string; messages: number; contacts: number; wamids: number }
 export interface Seeded { id: number; phoneNumberId: string; token: string; wamids: string[]; contacts: number }
 
 export const BENCH_PASSWORD = 'bench-password-123';
 
-function seedMessages(db: DB, userId: number, spec: UserSpec, now: number): string[] {
-  const sqlite = db.$client;
-  // Each conversation belongs to a contact (its number and name), as the gateway stores them.
-  const insertContact = sqlite.prepare('INSERT INTO contacts (user_id, wa_id, name, created_at, updated_at) VALUES (?, ?, ?, ?, ?)');
-  const insertConversation = sqlite.prepare(`INSERT INTO conversations (user_id, contact_wa_id, contact_name, last_message_at, last_inbound_at,
-    contact_id) VALUES (?, ?, ?, ?, ?, ?)`);
+function seedMessages(sqlite: Database.Database, userId: number, spec: UserSpec, now: number): string[] {
+  // Each conversation belongs to a contact (its number and name), as the gateway stores them; before contacts existed
+  // (an older ref's schema), a conversation was keyed by the number alone and the upgrade makes its contact.
+  const contacts = sqlite.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'contacts'").get() !== undefined;
+  const insertContact = contacts
+    ? sqlite.prepare<[number, string, string, number, number]>('INSERT INTO contacts (user_id, wa_id, name, created_at, updated_at) VALUES (?, ?, ?, ?, ?)')
+    : undefined;
+  const insertConversation = sqlite.prepare(contacts
+    ? 'INSERT INTO conversations (user_id, contact_wa_id, contact_name, last_message_at, last_inbound_at, contact_id) VALUES (?, ?, ?, ?, ?, ?)'
+    : 'INSERT INTO conversations (user_id, contact_wa_id, contact_name, last_message_at, last_inbound_at) VALUES (?, ?, ?, ?, ?)');
   const insertMessage = sqlite.prepare(`INSERT INTO messages (user_id, conversation_id, direction, type, text, to_number, wamid,
     status, status_rank, payload_json, created_at, status_updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
   const types = ['text', 'text', 'text', 'image', 'template', 'reaction'];
@@ -26,8 +32,9 @@ function seedMessages(db: DB, userId: number, spec: UserSpec, now: number): stri
   sqlite.transaction(() => {
     const conversationIds: number[] = [];
     for (let c = 0; c < spec.contacts; c++) {
-      const contactId = Number(insertContact.run(userId, String(15550000000 + c), `Contact ${c}`, now, now).lastInsertRowid);
-      conversationIds.push(Number(insertConversation.run(userId, String(15550000000 + c), `Contact ${c}`, now, now, contactId).lastInsertRowid));
+      const number = String(15550000000 + c);
+      const contact = insertContact ? [Number(insertContact.run(userId, number, `Contact ${c}`, now, now).lastInsertRowid)] : [];
+      conversationIds.push(Number(insertConversation.run(userId, number, `Contact ${c}`, now, now, ...contact).lastInsertRowid));
     }
     for (let i = 0; i < spec.messages; i++) {
       const at = now - span + Math.floor((span * i) / spec.messages);
@@ -48,25 +55,31 @@ function seedMessages(db: DB, userId: number, spec: UserSpec, now: number): stri
   return wamids;
 }
 
-/** Creates `admin@bench.local` and one CLIENT per spec (password BENCH_PASSWORD), with their histories. */
-export async function seed(path: string, specs: UserSpec[]): Promise<Seeded[]> {
-  const db = openDatabase(path);
-  // The same generated key file the app will use for this database.
-  const users = createUsersRepo(db, createTokenCipher(resolveTokenKey(undefined, path)));
-  const now = new Date();
+/**
+ * Creates `admin@bench.local` and one CLIENT per spec (password BENCH_PASSWORD), with their histories. With
+ * `migrations` (an older ref's folder), the database gets that schema and no listed JSON: each build renders what it
+ * lacks at its start, and this tree upgrades it as it would a real one. Tokens are stored in plain text, as the oldest
+ * releases did: this tree encrypts them at its start.
+ */
+export async function seed(path: string, specs: UserSpec[], migrations?: string): Promise<Seeded[]> {
+  // This tree's own schema by its own code; another's by its migrations.
+  const db = migrations === undefined ? openDatabase(path) : undefined;
+  const sqlite = db?.$client ?? new Database(path);
+  if (migrations !== undefined) migrate(drizzle(sqlite), { migrationsFolder: migrations });
+  const now = Date.now();
   const passwordHash = await hashPassword(BENCH_PASSWORD);
-  users.create({ email: 'admin@bench.local', passwordHash, role: 'ADMIN' }, now);
+  const insertUser = sqlite.prepare(`INSERT INTO users (email, password_hash, role, messaging_phone_number_id, messaging_token,
+    monthly_credits, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`);
+  insertUser.run('admin@bench.local', passwordHash, 'ADMIN', null, null, 0, now, now);
   const seeded = specs.map((spec) => {
-    const created = users.create({ email: spec.email, passwordHash, messagingPhoneNumberId: spec.phoneNumberId,
-      messagingToken: spec.token, monthlyCredits: 100_000_000 }, now);
-    if (!created.ok) throw new Error(`seed: ${spec.email} not created`);
-    const wamids = seedMessages(db, created.user.id, spec, now.getTime());
-    return { id: created.user.id, phoneNumberId: spec.phoneNumberId, token: spec.token, wamids, contacts: spec.contacts };
+    const id = Number(insertUser.run(spec.email, passwordHash, 'CLIENT', spec.phoneNumberId, spec.token, 100_000_000, now, now).lastInsertRowid);
+    const wamids = seedMessages(sqlite, id, spec, now);
+    return { id, phoneNumberId: spec.phoneNumberId, token: spec.token, wamids, contacts: spec.contacts };
   });
-  // Each message's listed JSON, as the gateway renders it when it stores a message: the gateway starts on a database
+  // Each message's listed JSON, as the gateway renders it when it stores a message: this tree starts on a database
   // it could have written itself, not on a one-time backfill of 100,000 messages.
-  createMessagesRepo(db, listedMessage).fillListedJson();
-  db.$client.close();
+  if (db) createMessagesRepo(db, listedMessage).fillListedJson();
+  sqlite.close();
   return seeded;
 }
 

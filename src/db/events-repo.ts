@@ -14,8 +14,8 @@ export interface StoredEvent {
 }
 
 export interface EventLog {
-  /** Appends one event for the message's user (call inside the write that made the change). */
-  append(type: EventType, messageId: number, status?: string | null): void;
+  /** Appends one event for the message's user (call inside the write that made the change); `userId` saves looking it up. */
+  append(type: EventType, messageId: number, status?: string | null, userId?: number): void;
   /** Appends one event about a contact of the user, with no message (contact.updated; call inside the write). */
   appendContact(type: EventType, userId: number, contactId: number): void;
   /** Users given events since the last call (the notifier wakes their readers once the write committed). */
@@ -44,8 +44,8 @@ export function eventLogOf(client: Database.Database): EventLog {
   let clock = () => new Date();
   let written = 0;
   const log: EventLog = {
-    append(type, messageId, status = null) {
-      const row = next.get(messageId);
+    append(type, messageId, status = null, userId = undefined) {
+      const row = userId === undefined ? next.get(messageId) : { userId, seq: nextOfUser.get(userId)! };
       if (!row) return;
       insert.run(row.userId, row.seq, type, messageId, null, status, clock().getTime());
       touched.add(row.userId);

@@ -43,7 +43,7 @@ export interface ConversationOf {
   lastMessageAt: number; lastInboundAt: number | null;
 }
 /** An outbound message's columns that a status callback changes, and its listed JSON (null: render it afresh). */
-interface StatusRow extends StatusColumns { id: number; rank: number; listed: string | null }
+interface StatusRow extends StatusColumns { id: number; userId: number; rank: number; listed: string | null }
 /** An outbound message whose send has not stored its outcome. */
 export interface PendingOutbound { id: number; userId: number; createdAt: number }
 
@@ -61,7 +61,7 @@ export function createMessagesRepo(db: DB, renderer: MessageRenderer) {
                              ELSE max(coalesce(last_inbound_at, 0), excluded.last_inbound_at) END
     RETURNING id`);
   // An outbound message as a status callback changes it: read once, written back in one UPDATE with its patched listed JSON.
-  const STATUS_ROW = `id, status, status_rank AS rank, status_updated_at AS statusUpdatedAt, error_json AS errorJson,
+  const STATUS_ROW = `id, user_id AS userId, status, status_rank AS rank, status_updated_at AS statusUpdatedAt, error_json AS errorJson,
     pricing_json AS pricingJson, listed_json AS listed`;
   const statusRowByWamid = client.prepare<[number, string], StatusRow>(
     `SELECT ${STATUS_ROW} FROM messages WHERE user_id = ? AND wamid = ? AND direction = 'outbound'`);
@@ -166,7 +166,7 @@ export function createMessagesRepo(db: DB, renderer: MessageRenderer) {
     next.listed = listed.withStatus(row.listed, next, recorded ? [event.status, event.at, event.errorJson, pricingJson] : undefined);
     storeStatus.run(next);
     if (next.listed === null) listed.refresh(row.id);
-    if (moved || (recorded && event.status === 'failed')) appendEvent('message.status', row.id, event.status);
+    if (moved || (recorded && event.status === 'failed')) appendEvent('message.status', row.id, event.status, row.userId);
   }
 
   return {
@@ -229,7 +229,7 @@ export function createMessagesRepo(db: DB, renderer: MessageRenderer) {
       const id = Number(inserted.lastInsertRowid);
       if (m.mediaJson) enqueueMedia.run(id, m.mediaJson);
       listed.refresh(id);
-      appendEvent('message.received', id);
+      appendEvent('message.received', id, null, m.userId);
       return true;
     },
 
