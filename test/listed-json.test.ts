@@ -32,28 +32,39 @@ t.test('every write that changes a message leaves its stored JSON equal to rende
   t.equal(repo.insertInbound({ userId: ana.id, contactWaId: '111', contactName: null, wamid: hello, type: 'text', text: 'changed',
     payloadJson: '{}', createdAt: NOW }), false);
   check('redelivered inbound changes nothing', 1);
+  // Inbound rows are stored with their JSON in the INSERT: the kinds whose JSON reads more than the text.
+  const tap = { interactive: { type: 'button_reply', button_reply: { id: 'yes', title: 'Yes' } } };
+  repo.insertInbound({ userId: ana.id, contactWaId: '111', contactName: null, wamid: 'wamid.tap', type: 'interactive', text: null,
+    payloadJson: JSON.stringify(tap), replyTo: hello, createdAt: NOW - 59 * MIN });
+  repo.insertInbound({ userId: ana.id, contactWaId: '111', contactName: null, wamid: 'wamid.where', type: 'location', text: null, payloadJson: '{}',
+    locationJson: JSON.stringify({ latitude: 38.7, longitude: -9.1, name: 'Cafe', address: null }), createdAt: NOW - 58 * MIN });
+  repo.insertInbound({ userId: ana.id, contactWaId: '111', contactName: null, wamid: 'wamid.odd', type: 'unsupported', text: null, payloadJson: '{}',
+    errorJson: JSON.stringify({ code: 131051, title: 'Message type unknown', details: null }), createdAt: NOW - 57 * MIN });
+  check('inbound interactive, location and unsupported', 4);
+  t.match(JSON.parse(app.db.$client.prepare("SELECT listed_json FROM messages WHERE wamid = 'wamid.tap'").pluck().get() as string),
+    { type: 'interactive', reply: { id: 'yes', title: 'Yes' }, reply_to: hello });
 
   const pending = repo.insertOutbound({ userId: ana.id, to: '111', type: 'text', text: 'hi', payloadJson: '{}', createdAt: NOW - 50 * MIN });
-  check('outbound pending', 2);
+  check('outbound pending', 5);
   repo.markFailed(pending, JSON.stringify({ code: 'MESSAGING_UNAVAILABLE', title: 'No answer', details: null }), NOW - 49 * MIN);
-  check('failed before the network', 2);
+  check('failed before the network', 5);
 
   // Statuses that raced ahead of the send answer are kept, then applied when the wamid is stored.
   const raced = repo.insertOutbound({ userId: ana.id, to: '111', type: 'template', text: null, payloadJson: '{}', createdAt: NOW - 40 * MIN,
     templateJson: JSON.stringify({ name: 'welcome', language: 'en', params: ['A'] }) });
   t.equal(repo.applyStatus(ana.id, 'wamid.raced', { status: 'delivered', at: NOW - 38 * MIN, errorJson: null }, NOW), 'orphaned');
   repo.markAccepted(raced, 'wamid.raced', '111', NOW - 39 * MIN);
-  check('accepted with a raced status', 3);
+  check('accepted with a raced status', 6);
   repo.applyStatus(ana.id, 'wamid.raced', { status: 'sent', at: NOW - 39 * MIN, errorJson: null }, NOW);
-  check('a lower status only joins the history', 3);
+  check('a lower status only joins the history', 6);
   repo.applyStatus(ana.id, 'wamid.raced', { status: 'read', at: NOW - 30 * MIN, errorJson: null }, NOW);
-  check('a higher status moves it', 3);
+  check('a higher status moves it', 6);
 
   const { wamid } = outbound(app, ana.id, { to: '111', at: NOW - 20 * MIN });
   repo.applyStatus(ana.id, wamid!, { status: 'failed', at: NOW - 19 * MIN, errorJson: JSON.stringify([{ code: 131049, title: 'Not delivered' }]) }, NOW);
-  check('failed with the network error', 4);
+  check('failed with the network error', 7);
   repo.applyStatus(ana.id, wamid!, { status: 'delivered', at: NOW - 18 * MIN, errorJson: null }, NOW);
-  check('delivered after failed clears the error', 4);
+  check('delivered after failed clears the error', 7);
   // Status callbacks patch the stored JSON instead of rendering it again: out of order, repeated, unranked, same
   // instant, pricing first seen on a later status, a failure and then a read.
   const patched = outbound(app, ana.id, { to: '111', at: NOW - 17 * MIN }).wamid!;
@@ -68,14 +79,14 @@ t.test('every write that changes a message leaves its stored JSON equal to rende
   ];
   for (const [step, event] of steps) {
     repo.applyStatus(ana.id, patched, event, NOW);
-    check(step, 5);
+    check(step, 8);
   }
   t.same(JSON.parse(app.db.$client.prepare('SELECT listed_json FROM messages WHERE wamid = ?').pluck().get(patched) as string).statuses
     .map((s: { status: string }) => s.status), ['failed', 'delivered', 'sent', 'read', 'played'], 'history in time order, ties by arrival');
 
   const cut = repo.insertOutbound({ userId: ana.id, to: '111', type: 'text', text: 'cut', payloadJson: '{}', createdAt: NOW - 48 * MIN });
   t.equal(repo.markInterrupted(cut, JSON.stringify({ code: 'INTERRUPTED', title: 'Interrupted', details: null }), NOW - 47 * MIN), true);
-  check("an interrupted send settled as failed", 6);
+  check('an interrupted send settled as failed', 9);
 
   // Inbound media: queued unstored, then the archive's outcomes (stored, failed) render it again.
   const media = (wamid: string) => {
@@ -85,11 +96,11 @@ t.test('every write that changes a message leaves its stored JSON equal to rende
   };
   const kept = media('wamid.img.kept');
   const refused = media('wamid.img.refused');
-  check("inbound media, not stored yet", 8);
+  check('inbound media, not stored yet', 11);
   t.ok(app.mediaRepo.stored(kept, 'image/png', 10, NOW));
-  check("media stored", 8);
+  check('media stored', 11);
   t.ok(app.mediaRepo.failed(refused, 'sha256_mismatch', NOW));
-  check("media refused", 8);
+  check('media refused', 11);
   t.match(JSON.parse(app.db.$client.prepare('SELECT listed_json FROM messages WHERE id = ?').pluck().get(kept) as string).media,
     { stored: true, url: `/api/media/${kept}`, error: null });
 

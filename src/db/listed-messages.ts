@@ -61,6 +61,14 @@ export function createListedMessages(client: Database.Database, { render, withSt
 
   return {
     refresh,
+    /** The listed JSON of a message not stored yet, from the row STORED_MESSAGE would read; null when it cannot be shown. */
+    render(row: StoredMessage): string | null {
+      try {
+        return render(row);
+      } catch {
+        return null;
+      }
+    },
     /**
      * The listed JSON `listed` patched after a status callback changed `current` (and `added` an entry to the history):
      * several times cheaper than rendering afresh on the webhook's hot path. Null when there is none or the patch cannot

@@ -76,13 +76,17 @@ export function createMessagesRepo(db: DB, renderer: MessageRenderer) {
     'DELETE FROM orphan_statuses WHERE user_id = ? AND wamid = ? RETURNING status, at, error_json');
 
   // The webhook's hot path: prepared once; a redelivered (user, wamid) changes nothing.
+  // An inbound message is stored with its listed JSON in the one INSERT: its id is known before (AUTOINCREMENT hands out
+  // the sequence's next number, and this runs inside the single writer's transaction).
+  const nextMessageId = client.prepare<[], number>(
+    "SELECT coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'messages'), 0) + 1").pluck();
   const insertInboundRow = client.prepare<{
-    userId: number; conversationId: number; type: string; text: string | null; wamid: string; payloadJson: string;
-    mediaJson: string | null; locationJson: string | null; replyTo: string | null; errorJson: string | null; createdAt: number;
-  }>(`INSERT INTO messages (user_id, conversation_id, direction, type, text, wamid, status, status_rank, payload_json,
-      media_json, location_json, reply_to, error_json, created_at)
-    VALUES (@userId, @conversationId, 'inbound', @type, @text, @wamid, 'received', 0, @payloadJson,
-      @mediaJson, @locationJson, @replyTo, @errorJson, @createdAt)
+    id: number; userId: number; conversationId: number; type: string; text: string | null; wamid: string; payloadJson: string;
+    mediaJson: string | null; locationJson: string | null; replyTo: string | null; errorJson: string | null; createdAt: number; listed: string | null;
+  }>(`INSERT INTO messages (id, user_id, conversation_id, direction, type, text, wamid, status, status_rank, payload_json,
+      media_json, location_json, reply_to, error_json, created_at, listed_json)
+    VALUES (@id, @userId, @conversationId, 'inbound', @type, @text, @wamid, 'received', 0, @payloadJson,
+      @mediaJson, @locationJson, @replyTo, @errorJson, @createdAt, @listed)
     ON CONFLICT (user_id, wamid) DO NOTHING`);
   // Inbound media with an id joins the download queue in the message's own write (the worker fetches it later).
   const enqueueMedia = client.prepare<[number, string | null]>(
@@ -220,15 +224,19 @@ export function createMessagesRepo(db: DB, renderer: MessageRenderer) {
     insertInbound(m: NewInbound): boolean {
       const contact = m.contact ?? refOf(m.userId, m.contactWaId ?? '', m.createdAt, m.contactName ?? null);
       const conversation = conversationId(m.userId, contact, m.createdAt, m.createdAt);
-      const inserted = insertInboundRow.run({
-        userId: m.userId, conversationId: conversation, type: m.type, text: m.text, wamid: m.wamid, payloadJson: m.payloadJson,
-        mediaJson: m.mediaJson ?? null, locationJson: m.locationJson ?? null, replyTo: m.replyTo ?? null,
+      const row = {
+        id: nextMessageId.get()!, userId: m.userId, conversationId: conversation, type: m.type, text: m.text, wamid: m.wamid,
+        payloadJson: m.payloadJson, mediaJson: m.mediaJson ?? null, locationJson: m.locationJson ?? null, replyTo: m.replyTo ?? null,
         errorJson: m.errorJson ?? null, createdAt: m.createdAt,
-      });
+      };
+      // As STORED_MESSAGE reads a new inbound row back (test/listed-json.test.ts holds the two equal).
+      const listedJson = listed.render([row.id, row.wamid, 'inbound', row.type, row.text, null, 'received', row.errorJson, null, row.mediaJson,
+        row.locationJson, row.replyTo, row.createdAt, null, null, null, null, null, null, 0,
+        row.type === 'interactive' || row.type === 'button' ? row.payloadJson : null]);
+      const inserted = insertInboundRow.run({ ...row, listed: listedJson });
       if (inserted.changes === 0) return false;
       const id = Number(inserted.lastInsertRowid);
       if (m.mediaJson) enqueueMedia.run(id, m.mediaJson);
-      listed.refresh(id);
       appendEvent('message.received', id, null, m.userId);
       return true;
     },
