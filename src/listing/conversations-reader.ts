@@ -30,8 +30,11 @@ export interface ConversationsReader {
    * client went away: a listing still waiting its turn is then refused (LISTING_ABANDONED) and never run.
    */
   list(userId: number, query: ConversationsQuery, now: Date, gone?: AbortSignal): Promise<Listing>;
-  /** Starts the thread and its connection now (a server about to listen), not at the first listing. */
-  warm(): void;
+  /**
+   * Starts the thread and its connection now (a server about to listen), not at the first listing; from then on the
+   * thread also checkpoints the database's WAL (again after a restart of the thread). False when it has no thread.
+   */
+  warm(): boolean;
   /**
    * Answer slots free now (of this process); this reader's listings under way and waiting now, the most under way for
    * one user, and since start the listings run and those abandoned while they waited.
@@ -56,6 +59,8 @@ const pending = new Map<number, Pending>();
 const drainWaiters = new Map<string, (() => void)[]>();
 let nextId = 0;
 let worker: Worker | undefined;
+/** Databases of servers that listen: each new thread opens them and checkpoints them. */
+const warmed = new Set<string>();
 
 const busyWith = (databasePath: string) => [...pending.values()].some((p) => p.databasePath === databasePath);
 /** Slots whose answer a response is sending. */
@@ -117,6 +122,7 @@ function startThread(): Worker {
   };
   thread.on('error', lost);
   thread.on('exit', (code) => lost(new Error(`the listing thread stopped (exit code ${code})`)));
+  for (const databasePath of warmed) thread.postMessage({ kind: 'open', databasePath } satisfies ThreadRequest);
   return thread;
 }
 
@@ -147,7 +153,7 @@ export function createConversationsReader(databasePath: string, timeZone: string
   if (databasePath === ':memory:') {
     return {
       list: (userId, query, now, gone) => inTurn(userId, gone, async () => ({ bytes: listConversationsJson(inline, userId, query, now, timeZone), done: noop })),
-      warm: noop,
+      warm: () => false,
       stats,
       close: async () => undefined,
     };
@@ -165,13 +171,16 @@ export function createConversationsReader(databasePath: string, timeZone: string
     list: (userId, query, now, gone) => inTurn(userId, gone, () => ask(userId, query, now)),
     stats,
     warm() {
-      worker ??= startThread();
+      warmed.add(databasePath);
+      if (worker) worker.postMessage({ kind: 'open', databasePath } satisfies ThreadRequest);
+      else worker = startThread();
       // Idle until the first listing: it keeps no process alive.
       if (pending.size === 0) worker.unref();
-      worker.postMessage({ kind: 'open', databasePath } satisfies ThreadRequest);
+      return true;
     },
     async close() {
       if (busyWith(databasePath)) await new Promise<void>((resolve) => drainWaiters.set(databasePath, [...drainWaiters.get(databasePath) ?? [], resolve]));
+      warmed.delete(databasePath);
       worker?.postMessage({ kind: 'close', databasePath } satisfies ThreadRequest);
     },
   };

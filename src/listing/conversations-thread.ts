@@ -1,7 +1,9 @@
 // The worker thread that answers conversation listings on read-only connections of its own, so that a listing
-// never holds the event loop that serves sends and callbacks (and puts the second core to work).
+// never holds the event loop that serves sends and callbacks (and puts the second core to work). It also runs the
+// WAL checkpoints of each database it has open (db/checkpoints.ts), which the writer would otherwise run in-line.
 import { parentPort, workerData } from 'node:worker_threads';
 import { createConversationsRepo } from '../db/conversations-repo';
+import { startCheckpoints, type Checkpoints } from '../db/checkpoints';
 import { openReadOnly, type DB } from '../db/client';
 import { SLOT_BYTES, SLOTS, type ListingReply, type ThreadRequest } from './listing-protocol';
 import { listConversationsPieces } from '../services/conversations';
@@ -20,6 +22,7 @@ function claimSlot(): number | undefined {
 type ListRequest = Extract<ThreadRequest, { kind: 'list' }>;
 interface Connection { db: DB; list: (request: ListRequest) => Buffer[] }
 const open = new Map<string, Connection>();
+const checkpoints = new Map<string, Checkpoints>();
 
 function connectionTo(databasePath: string): Connection {
   let entry = open.get(databasePath);
@@ -49,6 +52,7 @@ port.on('message', (request: ThreadRequest) => {
     // a listing of it reports its own error.
     try {
       connectionTo(request.databasePath);
+      if (!checkpoints.has(request.databasePath)) checkpoints.set(request.databasePath, startCheckpoints(request.databasePath));
     } catch {
       // nothing to keep open
     }
@@ -57,6 +61,8 @@ port.on('message', (request: ThreadRequest) => {
   if (request.kind === 'close') {
     open.get(request.databasePath)?.db.$client.close();
     open.delete(request.databasePath);
+    checkpoints.get(request.databasePath)?.stop();
+    checkpoints.delete(request.databasePath);
     return;
   }
   let reply: ListingReply;

@@ -8,7 +8,7 @@ export const SLOT_BYTES = 2 * 1024 * 1024;
 
 export type ThreadRequest =
   | { kind: 'list'; id: number; databasePath: string; userId: number; query: ConversationsQuery; now: number; timeZone: string }
-  /** The app listens: the thread opens its connection now, so that the first listing does not wait for it. */
+  /** The app listens: the thread opens its connection now, so that the first listing does not wait for it, and checkpoints the WAL from now on. */
   | { kind: 'open'; databasePath: string }
   /** The app closes: the thread closes its connection to this database. */
   | { kind: 'close'; databasePath: string };

@@ -8,6 +8,7 @@ import { createAuditRepo, type AuditRepo } from '../db/audit-repo';
 import { createConversationsRepo, type ConversationsRepo } from '../db/conversations-repo';
 import { createCreditsRepo, type CreditsRepo } from '../db/credits-repo';
 import { createIdempotencyRepo, type IdempotencyRepo } from '../db/idempotency-repo';
+import { WRITER_CHECKPOINT_PAGES } from '../db/checkpoints';
 import { createMessagesRepo, type MessagesRepo } from '../db/messages-repo';
 import { createSessionsRepo, type SessionsRepo } from '../db/sessions-repo';
 import { createUsageRepo, type UsageRepo } from '../db/usage-repo';
@@ -95,7 +96,10 @@ export default fp(async function database(app: FastifyInstance, options: { path:
   app.decorate('conversationsRepo', createConversationsRepo(db, listedMessageJson));
   app.decorate('conversationsReader', createConversationsReader(options.path, app.config.timezone, app.conversationsRepo));
   // A server's first listing does not wait for the thread to start (an app only injected into starts it when it lists).
-  app.addHook('onListen', async () => app.conversationsReader.warm());
+  // Its thread then runs the WAL checkpoints too: the writer's connection only checkpoints itself if they fall far behind.
+  app.addHook('onListen', async () => {
+    if (app.conversationsReader.warm()) db.$client.pragma(`wal_autocheckpoint = ${WRITER_CHECKPOINT_PAGES}`);
+  });
   app.decorate('webhookEventsRepo', createWebhookEventsRepo(db));
   app.decorate('sessionsRepo', createSessionsRepo(db));
   app.decorate('auditRepo', createAuditRepo(db));
