@@ -57,8 +57,9 @@ t.test('every write that changes a message leaves its stored JSON equal to rende
   check('accepted with a raced status', 6);
   repo.applyStatus(ana.id, 'wamid.raced', { status: 'sent', at: NOW - 39 * MIN, errorJson: null }, NOW);
   check('a lower status only joins the history', 6);
-  repo.applyStatus(ana.id, 'wamid.raced', { status: 'read', at: NOW - 30 * MIN, errorJson: null }, NOW);
-  check('a higher status moves it', 6);
+  repo.applyStatus(ana.id, 'wamid.raced', { status: 'read', at: NOW - 30 * MIN, errorJson: null,
+    pricingJson: JSON.stringify({ billable: true, pricing_model: 'PMP', type: 'regular', category: 'marketing' }) }, NOW);
+  check('a higher status moves it, with the first pricing of a template', 6);
 
   const { wamid } = outbound(app, ana.id, { to: '111', at: NOW - 20 * MIN });
   repo.applyStatus(ana.id, wamid!, { status: 'failed', at: NOW - 19 * MIN, errorJson: JSON.stringify([{ code: 131049, title: 'Not delivered' }]) }, NOW);

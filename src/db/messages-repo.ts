@@ -66,8 +66,8 @@ export function createMessagesRepo(db: DB, renderer: MessageRenderer) {
   const statusRowByWamid = client.prepare<[number, string], StatusRow>(
     `SELECT ${STATUS_ROW} FROM messages WHERE user_id = ? AND wamid = ? AND direction = 'outbound'`);
   const statusRowById = client.prepare<[number], StatusRow>(`SELECT ${STATUS_ROW} FROM messages WHERE id = ?`);
-  const storeStatus = client.prepare<StatusRow>(`UPDATE messages SET status = @status, status_rank = @rank,
-    status_updated_at = @statusUpdatedAt, error_json = @errorJson, pricing_json = @pricingJson, listed_json = @listed WHERE id = @id`);
+  const storeStatus = client.prepare<[string, number, number | null, string | null, string | null, string | null, number]>(`UPDATE messages
+    SET status = ?, status_rank = ?, status_updated_at = ?, error_json = ?, pricing_json = ?, listed_json = ? WHERE id = ?`);
   const insertHistory = client.prepare<[number, string, number, string | null, string | null]>(
     'INSERT OR IGNORE INTO message_statuses (message_id, status, at, error_json, pricing_json) VALUES (?, ?, ?, ?, ?)');
   const insertOrphan = client.prepare<[number, string, string, number, string | null, number]>(
@@ -168,7 +168,7 @@ export function createMessagesRepo(db: DB, renderer: MessageRenderer) {
       next.errorJson = event.status === 'failed' ? event.errorJson : rank > STATUS_RANK.failed ? null : row.errorJson;
     }
     next.listed = listed.withStatus(row.listed, next, recorded ? [event.status, event.at, event.errorJson, pricingJson] : undefined);
-    storeStatus.run(next);
+    storeStatus.run(next.status, next.rank, next.statusUpdatedAt, next.errorJson, next.pricingJson, next.listed, next.id);
     if (next.listed === null) listed.refresh(row.id);
     if (moved || (recorded && event.status === 'failed')) appendEvent('message.status', row.id, event.status, row.userId);
   }

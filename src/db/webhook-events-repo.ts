@@ -20,8 +20,8 @@ const SUMMARY = `SELECT id, state, attempts, received_at AS receivedAt, processe
 export function createWebhookEventsRepo(db: DB) {
   const client = db.$client;
   // A callback is stored once, with the outcome of its first processing run (one row write on the webhook's hot path).
-  const insert = client.prepare<Record<string, unknown>>(`INSERT INTO webhook_events (received_at, raw_body, state, error, attempts,
-    processed_at, user_id) VALUES (@receivedAt, @rawBody, CASE WHEN @failed THEN 'failed' ELSE 'processed' END, @error, 1, @at, @userId)`);
+  const insert = client.prepare<[number, string, string, string | null, number, number | null]>(`INSERT INTO webhook_events (received_at,
+    raw_body, state, error, attempts, processed_at, user_id) VALUES (?, ?, ?, ?, 1, ?, ?)`);
   // One conditional UPDATE counts the attempt and decides the state: a failure at the last allowed attempt is dead.
   const settle = client.prepare<Record<string, unknown>, { state: EventState; attempts: number }>(`UPDATE webhook_events
     SET attempts = attempts + 1, error = @error, processed_at = @at, user_id = coalesce(@userId, user_id),
@@ -52,7 +52,8 @@ export function createWebhookEventsRepo(db: DB) {
      */
     insertProcessed(event: ProcessedEvent): number {
       if (!client.inTransaction) throw new Error('the transaction was rolled back while the callback was processed');
-      return Number(insert.run({ ...event, failed: event.failed ? 1 : 0, userId: event.userId ?? null }).lastInsertRowid);
+      const state = event.failed ? 'failed' : 'processed';
+      return Number(insert.run(event.receivedAt, event.rawBody, state, event.error, event.at, event.userId ?? null).lastInsertRowid);
     },
     /**
      * Records one processing attempt; a failure at attempt `maxAttempts` or later makes the event dead.

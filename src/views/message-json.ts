@@ -134,15 +134,14 @@ function withStatus(listed: string, current: StatusColumns, added: StoredStatus 
     const later = statuses.findIndex((entry) => Date.parse(entry.at) > added[1]);
     statuses.splice(later === -1 ? statuses.length : later, 0, statusEntry(added));
   }
-  const pricing = fields(parse(current.pricingJson));
-  if (!pricing || message.pricing) return JSON.stringify(message);
-  // First pricing of the message: in the key order of a fresh render (right after `origin`).
-  const ordered: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(message)) {
-    ordered[key] = value;
-    if (key === 'origin') ordered.pricing = pricing;
-  }
-  return JSON.stringify(ordered);
+  const json = JSON.stringify(message);
+  const pricing = message.pricing ? undefined : fields(parse(current.pricingJson));
+  if (!pricing) return json;
+  // The message's first pricing goes where a fresh render puts it: right after `origin`, found as text (cheaper than
+  // rebuilding the object in that key order). No string value can hold `,"origin":"` unescaped, and no object after it does.
+  const origin = json.lastIndexOf(',"origin":"');
+  const at = json.indexOf('"', origin + ',"origin":"'.length) + 1;
+  return `${json.slice(0, at)},"pricing":${JSON.stringify(pricing)}${json.slice(at)}`;
 }
 
 /** How stored messages become listed JSON: rendered afresh, or patched after a status callback. */
