@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { buildRef, type RefBuild } from './against';
 import type { BodyKind } from './bodies';
 import { startLoadGenerator } from './loadgen-client';
-import { BENCH_PASSWORD, bigUser, seed } from './seed';
+import { bigUser, login, seed, unpaced } from './seed';
 import { cpuSeconds, startServer, type Running } from './processes';
 
 interface Node { id: number; callFrame: { functionName: string; url: string; lineNumber: number }; hitCount: number }
@@ -66,9 +66,8 @@ async function main(): Promise<void> {
       DATABASE_PATH: databasePath, LOG_LEVEL: 'warn', MESSAGING_APP_SECRET: APP_SECRET, JWT_SECRET: 'profile-jwt-secret-profile-jwt-secret-01',
       MESSAGING_API_URL: `${sandbox.url}/v23.0`, MALLOC_ARENA_MAX: '2',
     }, '/healthz', ['--cpu-prof', `--cpu-prof-dir=${profiles}`]);
-    const login = await fetch(gateway.url + '/api/login', { method: 'POST', headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ email: 'big@bench.local', password: BENCH_PASSWORD }) });
-    const cookie = (login.headers.get('set-cookie') ?? '').split(';')[0]!;
+    await unpaced(gateway.url, user!.id);
+    const cookie = await login(gateway.url, 'big@bench.local');
     await loadgen.ask({ kind: 'setup', data: { phoneNumberId: user!.phoneNumberId, wamids: user!.wamids, contacts: user!.contacts,
       image: { id: 'none', sha256: createHash('sha256').digest('base64') } } });
     const port = Number(new URL(gateway.url).port);

@@ -13,7 +13,7 @@ import type { BodyKind } from './bodies';
 import type { Answer, Job, Side, Summary } from './loadgen';
 import { startLoadGenerator, type LoadGenerator } from './loadgen-client';
 import { peakRssMb, settledCpuSeconds, startServer, type Running } from './processes';
-import { BENCH_PASSWORD, bigUser, seed, smallUser } from './seed';
+import { bigUser, login, seed, smallUser, unpaced } from './seed';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
@@ -92,15 +92,8 @@ async function uploadImage(sandboxUrl: string, phoneNumberId: string, token: str
   return { id, sha256: createHash('sha256').update(bytes).digest('base64') };
 }
 
-async function login(url: string, email: string): Promise<string> {
-  const response = await fetch(url + '/api/login', {
-    method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email, password: BENCH_PASSWORD }),
-  });
-  if (!response.ok) throw new Error(`login ${email}: ${response.status}`);
-  return (response.headers.get('set-cookie') ?? '').split(';')[0]!;
-}
-
 const portOf = (running: Running) => Number(new URL(running.url).port);
+
 
 async function main(): Promise<void> {
   const log = (line: string) => process.stderr.write(line);
@@ -128,6 +121,7 @@ async function main(): Promise<void> {
         MALLOC_ARENA_MAX: process.env.MALLOC_ARENA_MAX ?? '2',
       });
       servers.push(gateway);
+      await unpaced(gateway.url, big!.id);
       return { label, gateway, bigCookie: await login(gateway.url, 'big@bench.local'), smallCookie: await login(gateway.url, 'small@bench.local') };
     };
     const builds: Build[] = [];

@@ -1,6 +1,8 @@
 // Seeds a benchmark database: an admin and client users with many conversations and messages,
 // and outbound messages whose wamids the status-callback scenario moves along. Written through SQL that every release
 // since the first one understands, so that `--against <ref>` can seed one database with that ref's own schema.
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import { drizzle } from 'drizzle-orm/better-sqlite3';
 import { migrate } from 'drizzle-orm/better-sqlite3/migrator';
@@ -12,7 +14,7 @@ import { hashPassword } from '../src/services/passwords';
 export interface UserSpec { email: string; phoneNumberId: string; token: string; messages: number; contacts: number; wamids: number }
 export interface Seeded { id: number; phoneNumberId: string; token: string; wamids: string[]; contacts: number }
 
-export const BENCH_PASSWORD = 'bench-password-123';
+const BENCH_PASSWORD = 'bench-password-123';
 
 function seedMessages(sqlite: Database.Database, userId: number, spec: UserSpec, now: number): string[] {
   // Each conversation belongs to a contact (its number and name), as the gateway stores them; before contacts existed
@@ -64,6 +66,7 @@ function seedMessages(sqlite: Database.Database, userId: number, spec: UserSpec,
 export async function seed(path: string, specs: UserSpec[], migrations?: string): Promise<Seeded[]> {
   // This tree's own schema by its own code; another's by its migrations.
   const db = migrations === undefined ? openDatabase(path) : undefined;
+  if (!db) mkdirSync(dirname(path), { recursive: true });
   const sqlite = db?.$client ?? new Database(path);
   if (migrations !== undefined) migrate(drizzle(sqlite), { migrationsFolder: migrations });
   const now = Date.now();
@@ -87,3 +90,24 @@ export const bigUser = (messages: number, wamids = 0): UserSpec =>
   ({ email: 'big@bench.local', phoneNumberId: '100000000000001', token: 'bench-token-big', messages, contacts: 500, wamids });
 export const smallUser = (): UserSpec =>
   ({ email: 'small@bench.local', phoneNumberId: '100000000000002', token: 'bench-token-small', messages: 1_000, contacts: 20, wamids: 0 });
+
+/** The session cookie of a seeded account (password BENCH_PASSWORD). */
+export async function login(url: string, email: string): Promise<string> {
+  const response = await fetch(url + '/api/login', {
+    method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email, password: BENCH_PASSWORD }),
+  });
+  if (!response.ok) throw new Error(`login ${email}: ${response.status}`);
+  return (response.headers.get('set-cookie') ?? '').split(';')[0]!;
+}
+
+/**
+ * Builds that pace sends per phone number (default 80/s) get the highest rate for the sending user, as an operator
+ * with a high-throughput number would set it: the send scenario measures the gateway's cost, not the pace.
+ * Builds before pacing refuse the unknown field (and do not pace): nothing to do there.
+ */
+export async function unpaced(url: string, userId: number): Promise<void> {
+  await fetch(`${url}/api/user/update/${userId}`, {
+    method: 'PUT', headers: { 'content-type': 'application/json', cookie: await login(url, 'admin@bench.local') },
+    body: JSON.stringify({ messaging_rate: 1000 }),
+  });
+}

@@ -4,33 +4,16 @@
 // The send budget is 2 × MESSAGING_TIMEOUT_MS + 60 s; rather than wait a minute, the test moves the interrupted sends
 // (messages, keys and the credits they took) that far into the past in the database file while the process is down,
 // so the restarted process's start-up pass is what settles them.
-import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import t from 'tap';
 import { monthKey } from '../src/support/time';
-import { PHONE_ID, testSandbox, TOKEN } from './fixtures/sending';
-import { freePort, run, SERVER_TS, waitForHealth } from './fixtures/process';
-import { tempDir } from './helper';
+import { ADMIN, CLIENT, crashGateway, PHONE_ID, RESTART_TIMEOUT_MS, SHIFT_MS, TOKEN } from './fixtures/crash-gateway';
+import { run, SERVER_TS, waitForHealth } from './fixtures/process';
 
-const ADMIN = { email: 'root@example.com', password: 'e2e-admin-password' };
-const CLIENT = { email: 'ana@example.com', password: 'e2e-client-password' };
 const SENDS = 3;
-const RESTART_TIMEOUT_MS = 200;
-const SHIFT_MS = 2 * RESTART_TIMEOUT_MS + 60_000 + 2_000;
 
 t.test('sends cut by SIGKILL are settled at the next start-up: failed INTERRUPTED, refunded, keys answer 502 with the id', async (t) => {
-  const dir = tempDir(t);
-  const databasePath = join(dir, 'gateway.db');
-  const sandbox = await testSandbox(t);
-  const port = await freePort();
-  const base = `http://127.0.0.1:${port}`;
-  const env = (timeoutMs: number) => ({
-    PORT: String(port), HOST: '127.0.0.1', DATABASE_PATH: databasePath, ADMIN_EMAIL: ADMIN.email, ADMIN_PASSWORD: ADMIN.password,
-    MESSAGING_API_URL: `${sandbox.url}/v23.0`, MESSAGING_TIMEOUT_MS: String(timeoutMs), LOG_LEVEL: 'info',
-  });
-  const json = (method: string, path: string, body: unknown, headers: Record<string, string> = {}) =>
-    fetch(base + path, { method, headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
-  const login = async (who: typeof ADMIN) => ({ cookie: (await json('POST', '/api/login', who)).headers.getSetCookie()[0]!.split(';')[0]! });
+  const { databasePath, sandbox, base, env, json, login } = await crashGateway(t, 'info');
   const send = (cookie: { cookie: string }, i: number) => json('POST', '/api/message/send',
     { to: `1555123456${i}`, type: 'text', text: { body: `crash ${i}` } }, { ...cookie, 'idempotency-key': `key-${i}` });
 

@@ -3,33 +3,16 @@
 // at most once and settled INTERRUPTED with its credit back, never re-sent blindly), none is lost, and the credits used
 // are exactly the accepted messages. Interrupted sends are settled a send budget after they were stored; the test moves
 // them that far into the past in the database file while the process is down, as test/e2e-crash.test.ts does.
-import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import t from 'tap';
 import { monthKey } from '../src/support/time';
-import { PHONE_ID, testSandbox, TOKEN } from './fixtures/sending';
-import { freePort, run, SERVER_TS, waitForHealth } from './fixtures/process';
-import { tempDir } from './helper';
+import { ADMIN, CLIENT, crashGateway, PHONE_ID, RESTART_TIMEOUT_MS, SHIFT_MS, TOKEN } from './fixtures/crash-gateway';
+import { run, SERVER_TS, waitForHealth } from './fixtures/process';
 
-const ADMIN = { email: 'root@example.com', password: 'e2e-admin-password' };
-const CLIENT = { email: 'ana@example.com', password: 'e2e-client-password' };
 const QUEUED = 300;
-const RESTART_TIMEOUT_MS = 200;
-const SHIFT_MS = 2 * RESTART_TIMEOUT_MS + 60_000 + 2_000;
 
 t.test('SIGKILL with hundreds queued, then a restart: each sent once, none lost, credits exact', async (t) => {
-  const dir = tempDir(t);
-  const databasePath = join(dir, 'gateway.db');
-  const sandbox = await testSandbox(t);
-  const port = await freePort();
-  const base = `http://127.0.0.1:${port}`;
-  const env = (timeoutMs: number) => ({
-    PORT: String(port), HOST: '127.0.0.1', DATABASE_PATH: databasePath, ADMIN_EMAIL: ADMIN.email, ADMIN_PASSWORD: ADMIN.password,
-    MESSAGING_API_URL: `${sandbox.url}/v23.0`, MESSAGING_TIMEOUT_MS: String(timeoutMs), LOG_LEVEL: 'warn',
-  });
-  const json = (method: string, path: string, body: unknown, headers: Record<string, string> = {}) =>
-    fetch(base + path, { method, headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
-  const login = async (who: typeof ADMIN) => ({ cookie: (await json('POST', '/api/login', who)).headers.getSetCookie()[0]!.split(';')[0]! });
+  const { databasePath, sandbox, base, env, json, login } = await crashGateway(t, 'warn');
   const sentBodies = () => sandbox.requests.filter((r) => r.path.endsWith('/messages')).map((r) => JSON.parse(r.body).text.body as string);
 
   const first = run(t, SERVER_TS, env(10_000));
