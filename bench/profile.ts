@@ -1,4 +1,4 @@
-// `npm run bench:profile -- [status|inbound|send] [--against <git ref>]`: a CPU profile (node --cpu-prof) of the
+// `npm run bench:profile -- [status|inbound|send|healthz] [--against <git ref>]`: a CPU profile (node --cpu-prof) of the
 // gateway under one scenario's load from the benchmark's load generator, of this tree or of another ref's build.
 // Prints the top self-time functions and the self time per file; the profile stays in PROFILE_DIR when set
 // (BENCH_SECONDS of load, BENCH_MESSAGES seeded).
@@ -48,7 +48,7 @@ function report(file: string, seconds: number): string[] {
 
 async function main(): Promise<void> {
   const args = process.argv.slice(2);
-  const scenario = (args.find((a) => !a.startsWith('--') && args[args.indexOf(a) - 1] !== '--against') ?? 'status') as 'status' | 'inbound' | 'send';
+  const scenario = (args.find((a) => !a.startsWith('--') && args[args.indexOf(a) - 1] !== '--against') ?? 'status') as 'status' | 'inbound' | 'send' | 'healthz';
   const againstAt = args.indexOf('--against');
   const dir = mkdtempSync(join(tmpdir(), 'gateway-profile-'));
   const profiles = process.env.PROFILE_DIR ?? join(dir, 'profiles');
@@ -71,15 +71,16 @@ async function main(): Promise<void> {
     await loadgen.ask({ kind: 'setup', data: { phoneNumberId: user!.phoneNumberId, wamids: user!.wamids, contacts: user!.contacts,
       image: { id: 'none', sha256: createHash('sha256').digest('base64') } } });
     const port = Number(new URL(gateway.url).port);
-    const body: BodyKind = scenario;
-    const side = scenario === 'send'
-      ? { port, path: '/api/message/send', method: 'POST' as const, headers: { cookie } }
+    // healthz: what every request costs (hooks, headers, logging) with no work of its own.
+    const body: BodyKind | undefined = scenario === 'healthz' ? undefined : scenario;
+    const side = scenario === 'send' ? { port, path: '/api/message/send', method: 'POST' as const, headers: { cookie } }
+      : scenario === 'healthz' ? { port, path: '/healthz', method: 'GET' as const }
       : { port, path: '/api/messaging/webhook', method: 'POST' as const };
+    const signWith = scenario === 'status' || scenario === 'inbound' ? APP_SECRET : undefined;
     // Warm-up first (JIT); the report counts only the samples of the measured load, at the profile's end.
-    await loadgen.ask({ kind: 'load', side, body, signWith: scenario === 'send' ? undefined : APP_SECRET, connections: 32, pipelining: 2, seconds: 3 });
+    await loadgen.ask({ kind: 'load', side, body, signWith, connections: 32, pipelining: 2, seconds: 3 });
     const before = cpuSeconds(gateway.pid);
-    const { result } = await loadgen.ask({ kind: 'load', side, body, signWith: scenario === 'send' ? undefined : APP_SECRET,
-      connections: 32, pipelining: 2, seconds: SECONDS });
+    const { result } = await loadgen.ask({ kind: 'load', side, body, signWith, connections: 32, pipelining: 2, seconds: SECONDS });
     const cpu = cpuSeconds(gateway.pid) - before;
     console.log(`${ref?.label ?? 'this tree'}, ${scenario}: ${result!.rps.toFixed(0)} req/s, ${((cpu / result!.count) * 1e6).toFixed(0)} µs CPU/request `
       + `(profiling included), p50 ${result!.p50.toFixed(1)} ms, p99 ${result!.p99.toFixed(1)} ms, errors ${result!.errors}`);
