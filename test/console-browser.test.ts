@@ -9,7 +9,7 @@ import { chromium, type Browser, type Page } from 'playwright-core';
 import { projectRoot } from '../src/config';
 import { buildTestApp, createAdmin, createUser, PASSWORD } from './helper';
 import { inbound, outbound } from './fixtures/conversations';
-import { deliver, envelope, textItem } from './fixtures/webhooks';
+import { deliver, deliverOk, envelope, statusItem, textItem } from './fixtures/webhooks';
 
 const CHROMIUM = '/usr/bin/chromium';
 const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
@@ -164,5 +164,80 @@ for (const width of WIDTHS) {
     t.match(await page.textContent('.credits-line'), /0 of 75 credits used/);
     problems.splice(0, problems.length, ...problems.filter((p) => !/status of 403/.test(p))); // the 403 page itself
     t.same(problems, [], 'no console errors, CSP violations or dialogs');
+  });
+}
+
+/** Signed callbacks for the shop's number, as the network posts them. */
+const customer = '15551234567';
+const seconds = (ms: number) => String(Math.floor(ms / 1000));
+
+for (const width of WIDTHS) {
+  t.test(`${width.name}: an administrator watches a thread update live while callbacks arrive; a lost connection resumes and says so`, { skip }, async (t) => {
+    const { app } = await buildTestApp(t, { timezone: 'Europe/Lisbon', messagingAppSecret: SECRET }, { now: () => new Date(NOW) });
+    const admin = await createAdmin(app);
+    const shop = await createUser(app, { email: 'shop@example.com', messagingPhoneNumberId: PHONE, messagingToken: TOKEN, monthlyCredits: 100 });
+    await deliverOk(app, envelope(PHONE, { messages: [textItem('wamid.in.1', customer, Number(seconds(NOW - 600_000)), 'Hello, is my order ready?')] }), SECRET);
+    const sent = outbound(app, shop.id, { to: customer, at: NOW - 300_000, text: 'Yes, it ships today.' });
+    const base = await app.listen({ host: '127.0.0.1', port: 0 });
+    const browser: Browser = await chromium.launch({ executablePath: CHROMIUM, args: ARGS });
+    t.teardown(() => browser.close());
+    const context = await browser.newContext({ viewport: width.viewport });
+    await context.addCookies([{ name: 'token', value: app.issueToken(admin), url: base, httpOnly: true, sameSite: 'Lax' }]);
+    const page = await context.newPage();
+    const problems: string[] = [];
+    page.on('console', (message) => { if (message.type() === 'error') problems.push(message.text()); });
+    page.on('pageerror', (error) => problems.push(error.message));
+    const streams = () => page.waitForResponse((r) => r.url().includes(`/api/user/${shop.id}/events/stream`) && r.status() === 200);
+
+    const streaming = streams();
+    await page.goto(`${base}/admin/user/${shop.id}/conversation-thread`);
+    await streaming;
+    t.equal(await page.locator('.messages .bubble').count(), 2);
+    t.equal(await page.getAttribute(`#m${sent.id} .tick`, 'aria-label'), 'Accepted by the network');
+    await page.evaluate('window.notReloaded = true');
+
+    // A new message and a read tick arrive as signed callbacks: both show without a reload.
+    await deliverOk(app, envelope(PHONE, { messages: [textItem('wamid.in.2', customer, Number(seconds(NOW - 60_000)), 'Great, thank you!')] }), SECRET);
+    await page.locator('.messages .bubble', { hasText: 'Great, thank you!' }).waitFor();
+    await deliverOk(app, envelope(PHONE, { statuses: [statusItem(sent.wamid!, 'read', Number(seconds(NOW - 30_000)))] }), SECRET);
+    await page.locator(`#m${sent.id} .tick-read`).waitFor();
+    t.equal(await page.getAttribute(`#m${sent.id} .tick`, 'aria-label'), 'Read');
+    t.equal(await page.locator('.messages .bubble').last().textContent().then((s) => s?.includes('Great, thank you!')), true, 'the new message is the last bubble');
+    t.equal(await page.evaluate('window.notReloaded'), true, 'the page was not reloaded');
+    await page.screenshot({ path: join(SHOTS, `console-live-thread${width.suffix}.png`), fullPage: width.name === 'phone' });
+
+    // The connection drops (every socket of the server closed) and stays down while a message arrives: once it is
+    // back, the page resumes after its last event, says so, and shows what arrived meanwhile.
+    const streamUrl = `**/api/user/${shop.id}/events/stream`;
+    const cut = async () => {
+      await page.route(streamUrl, (route) => route.abort());
+      app.server.closeAllConnections();
+      await page.locator('#live-status', { hasText: 'Connection lost' }).waitFor();
+    };
+    await cut();
+    await deliverOk(app, envelope(PHONE, { messages: [textItem('wamid.in.3', customer, Number(seconds(NOW - 20_000)), 'Sent while you were away')] }), SECRET);
+    const resumed = streams();
+    await page.unroute(streamUrl);
+    const again = await resumed;
+    t.match(again.request().headers()['last-event-id'], /^[0-9]+$/, 'resumed by Last-Event-ID');
+    await page.locator('#live-status', { hasText: 'Reconnected' }).waitFor();
+    await page.locator('.messages .bubble', { hasText: 'Sent while you were away' }).waitFor();
+    t.equal(await page.locator('.messages .bubble', { hasText: 'Sent while you were away' }).count(), 1, 'shown once');
+    t.equal(await page.evaluate('window.notReloaded'), true, 'still no reload');
+    t.ok(await overflow(page) <= 0, 'the live thread fits the window');
+
+    // Down again, and meanwhile retention swept the events the page missed: on reconnecting it reloads and says why.
+    await cut();
+    await deliverOk(app, envelope(PHONE, { messages: [textItem('wamid.in.4', customer, Number(seconds(NOW - 10_000)), 'One more')] }), SECRET);
+    app.db.$client.prepare('DELETE FROM events WHERE user_id = ?').run(shop.id);
+    const reloaded = page.waitForEvent('load');
+    await page.unroute(streamUrl);
+    await reloaded;
+    await page.locator('#live-status', { hasText: 'reloaded' }).waitFor();
+    t.equal(await page.evaluate('window.notReloaded'), undefined, 'reloaded');
+    t.equal(await page.locator('.messages .bubble').count(), 5);
+
+    // Only the connection cut off on purpose may show in the console.
+    t.same(problems.filter((p) => !/ERR_INCOMPLETE_CHUNKED_ENCODING|ERR_FAILED|status of 410/.test(p)), [], 'no console errors or CSP violations');
   });
 }
