@@ -9,6 +9,7 @@ import { chromium, type Browser, type Page } from 'playwright-core';
 import { projectRoot } from '../src/config';
 import { buildTestApp, createAdmin, createUser, PASSWORD } from './helper';
 import { inbound, outbound } from './fixtures/conversations';
+import { testSandbox, PHONE_ID as SANDBOX_PHONE, TOKEN as SANDBOX_TOKEN } from './fixtures/sending';
 import { deliver, deliverOk, envelope, statusItem, textItem } from './fixtures/webhooks';
 
 const CHROMIUM = '/usr/bin/chromium';
@@ -239,5 +240,69 @@ for (const width of WIDTHS) {
 
     // Only the connection cut off on purpose may show in the console.
     t.same(problems.filter((p) => !/ERR_INCOMPLETE_CHUNKED_ENCODING|ERR_FAILED|status of 410/.test(p)), [], 'no console errors or CSP violations');
+  });
+}
+
+for (const width of WIDTHS) {
+  t.test(`${width.name}: the CLIENT signs in and replies once after a double click; a throttled reply is sent again as a new send`, { skip }, async (t) => {
+    const sandbox = await testSandbox(t);
+    const { app } = await buildTestApp(t, { timezone: 'Europe/Lisbon', messagingAppSecret: SECRET, messagingApiUrl: `${sandbox.url}/v23.0` },
+      { now: () => new Date(NOW) });
+    const shop = await createUser(app, { email: 'shop@example.com', messagingPhoneNumberId: SANDBOX_PHONE, messagingToken: SANDBOX_TOKEN, monthlyCredits: 100 });
+    await deliverOk(app, envelope(SANDBOX_PHONE, { messages: [textItem('wamid.in.1', customer, Number(seconds(NOW - 600_000)), 'Do you deliver on Sundays?')] }), SECRET);
+    const base = await app.listen({ host: '127.0.0.1', port: 0 });
+    const browser: Browser = await chromium.launch({ executablePath: CHROMIUM, args: ARGS });
+    t.teardown(() => browser.close());
+    const page = await (await browser.newContext({ viewport: width.viewport })).newPage();
+    const problems: string[] = [];
+    page.on('console', (message) => { if (message.type() === 'error') problems.push(message.text()); });
+    page.on('pageerror', (error) => problems.push(error.message));
+    const sends: string[] = [];
+    page.on('request', (request) => {
+      if (request.method() === 'POST' && request.url() === `${base}/api/message/send`) sends.push(request.headers()['idempotency-key'] ?? '');
+    });
+    const outboundTexts = () => app.db.$client.prepare("SELECT text FROM messages WHERE user_id = ? AND direction = 'outbound' ORDER BY id").pluck().all(shop.id);
+
+    await page.goto(`${base}/inbox`);
+    await page.fill('#email', 'shop@example.com');
+    await page.fill('#password', PASSWORD);
+    const streaming = page.waitForResponse((r) => r.url().includes(`/api/user/${shop.id}/events/stream`) && r.status() === 200);
+    await Promise.all([page.waitForURL(`${base}/inbox`), page.click('button[type="submit"]')]);
+    await streaming;
+    t.match(await page.textContent('#reply-window'), /^Free text: the service window is open, 23 h [0-9]{2} min left$/, 'counted down from the server\'s time left');
+    t.equal(await page.textContent('#reply-cost'), 'Costs 1 credit · 100 credits left this month');
+    t.ok(await page.isHidden('.reply-template'), 'no template fields while the window is open');
+
+    // A double click sends once: one call of the API, one message stored, one network request.
+    await page.fill('#reply-body', 'Yes, from 9 to 13.');
+    await page.dblclick('#reply-send');
+    await page.locator('#reply-status', { hasText: 'Sent.' }).waitFor();
+    await page.locator('.messages .bubble-out', { hasText: 'Yes, from 9 to 13.' }).waitFor();
+    t.equal(sends.length, 1, 'one call of POST /api/message/send');
+    t.match(sends[0], /^console-[0-9a-f]{32}$/, 'under an Idempotency-Key');
+    t.same(outboundTexts(), ['Yes, from 9 to 13.'], 'one message stored');
+    t.equal(sandbox.requests.length, 1, 'one network request');
+    t.equal(await page.textContent('#reply-cost'), 'Costs 1 credit · 99 credits left this month');
+    t.equal(await page.inputValue('#reply-body'), '', 'the box is empty again');
+    await page.screenshot({ path: join(SHOTS, `console-reply${width.suffix}.png`), fullPage: width.name === 'phone' });
+
+    // The network throttles the next reply: the API's message in place, and "Send again" is a new send under a new key.
+    sandbox.enqueue({ kind: 'fail', error: 'pair_rate_limit' });
+    await page.fill('#reply-body', 'And on holidays too.');
+    await page.click('#reply-send');
+    await page.locator('#reply-error:not([hidden])').waitFor();
+    t.match(await page.textContent('#reply-error'), /131056|rate|limit/i);
+    t.ok(await page.isVisible('#reply-again'), 'Send again is offered');
+    t.equal(await page.textContent('#reply-cost'), 'Costs 1 credit · 99 credits left this month', 'the credit was refunded');
+    await page.click('#reply-again');
+    await page.locator('#reply-status', { hasText: 'Sent.' }).waitFor();
+    await page.locator('.messages .bubble-out:not(.bubble-failed)', { hasText: 'And on holidays too.' }).waitFor();
+    t.equal(sends.length, 3);
+    t.not(sends[2], sends[1], 'a new key for the new send');
+    t.equal(sandbox.requests.length, 3, 'the network was called again');
+    t.same(outboundTexts(), ['Yes, from 9 to 13.', 'And on holidays too.', 'And on holidays too.'], 'the refused one stays, failed, beside the new one');
+    t.ok(await page.isHidden('#reply-again'));
+    t.ok(await overflow(page) <= 0, 'the inbox with its reply box fits the window');
+    t.same(problems.filter((p) => !/status of 429/.test(p)), [], 'no console errors or CSP violations (the 429 is the throttled reply)');
   });
 }

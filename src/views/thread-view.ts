@@ -57,9 +57,10 @@ export function replyBox(window: { open: boolean; leftMs: number }, creditsLeft:
   };
 }
 
-/** "23 h 05 min left", "9 min left": the time a service window stays open, to the minute (rounded down). */
+/** "23 h 05 min left", "9 min left": the time a service window stays open, to the minute (rounded up, as the reply box's
+ * script counts it down: it says the same right after the page loads). */
 export function timeLeft(ms: number): string {
-  const minutes = Math.floor(ms / 60_000);
+  const minutes = Math.ceil(ms / 60_000);
   const h = Math.floor(minutes / 60);
   return h > 0 ? `${h} h ${String(minutes % 60).padStart(2, '0')} min left` : `${minutes} min left`;
 }

@@ -16,8 +16,9 @@
     box.hidden = text === '';
   }
 
+  /** Rounded up to the minute, as the page says it. */
   function timeLeft(ms) {
-    const minutes = Math.floor(ms / 60000);
+    const minutes = Math.ceil(ms / 60000);
     const h = Math.floor(minutes / 60);
     return h > 0 ? `${h} h ${String(minutes % 60).padStart(2, '0')} min left` : `${minutes} min left`;
   }
