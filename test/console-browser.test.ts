@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import t from 'tap';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { projectRoot } from '../src/config';
-import { buildTestApp, createAdmin, createUser, PASSWORD } from './helper';
+import { bearer, buildTestApp, createAdmin, createUser, PASSWORD } from './helper';
 import { inbound, outbound } from './fixtures/conversations';
 import { testSandbox, PHONE_ID as SANDBOX_PHONE, TOKEN as SANDBOX_TOKEN } from './fixtures/sending';
 import { deliver, deliverOk, envelope, statusItem, textItem } from './fixtures/webhooks';
@@ -168,6 +168,8 @@ for (const width of WIDTHS) {
   });
 }
 
+/** A 1×1 PNG. */
+const PNG = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==', 'base64');
 /** Signed callbacks for the shop's number, as the network posts them. */
 const customer = '15551234567';
 const seconds = (ms: number) => String(Math.floor(ms / 1000));
@@ -302,6 +304,25 @@ for (const width of WIDTHS) {
     t.equal(sandbox.requests.length, 3, 'the network was called again');
     t.same(outboundTexts(), ['Yes, from 9 to 13.', 'And on holidays too.', 'And on holidays too.'], 'the refused one stays, failed, beside the new one');
     t.ok(await page.isHidden('#reply-again'));
+
+    // A picture uploaded through POST /api/media and sent by its id: the archive keeps a copy, and the open thread
+    // shows it once stored (the bubble's image is the archived file, served by the gateway).
+    const boundary = '----console-boundary-1';
+    const upload = await app.inject({
+      method: 'POST', url: '/api/media', headers: { ...bearer(app, shop), 'content-type': `multipart/form-data; boundary=${boundary}` },
+      payload: Buffer.concat([Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="parcel.png"\r\nContent-Type: image/png\r\n\r\n`),
+        PNG, Buffer.from(`\r\n--${boundary}--\r\n`)]),
+    });
+    t.equal(upload.statusCode, 201);
+    const sentImage = await app.inject({ method: 'POST', url: '/api/message/send', headers: bearer(app, shop),
+      payload: { to: customer, type: 'image', image: { id: upload.json().id, caption: 'Your parcel' } } });
+    t.equal(sentImage.statusCode, 201);
+    const image = page.locator(`#m${sentImage.json().id} img.media-image`);
+    await image.waitFor();
+    t.equal(await image.getAttribute('src'), `/api/media/${sentImage.json().id}`);
+    await page.waitForFunction(`document.querySelector('#m${sentImage.json().id} img.media-image').naturalWidth === 1`);
+    const archived = await app.inject({ method: 'GET', url: `/api/media/${sentImage.json().id}`, headers: bearer(app, shop) });
+    t.same([archived.statusCode, archived.headers['content-type'], archived.rawPayload.equals(PNG)], [200, 'image/png', true], 'the archived copy is the uploaded file');
     t.ok(await overflow(page) <= 0, 'the inbox with its reply box fits the window');
     t.same(problems.filter((p) => !/status of 429/.test(p)), [], 'no console errors or CSP violations (the 429 is the throttled reply)');
   });

@@ -35,6 +35,10 @@
     const inbox = document.querySelector('.inbox');
     const next = fresh.querySelector('.inbox');
     if (!inbox || !next) return;
+    // The credits line of a user's own inbox moves with its sends.
+    const crumbs = document.querySelector('.page-head .crumbs');
+    const nextCrumbs = fresh.querySelector('.page-head .crumbs');
+    if (crumbs && nextCrumbs) crumbs.replaceWith(nextCrumbs);
     const messages = inbox.querySelector('.messages');
     const nextMessages = next.querySelector('.messages');
     if (!messages || !nextMessages) {
