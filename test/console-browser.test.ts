@@ -324,6 +324,18 @@ for (const width of WIDTHS) {
     const archived = await app.inject({ method: 'GET', url: `/api/media/${sentImage.json().id}`, headers: bearer(app, shop) });
     t.same([archived.statusCode, archived.headers['content-type'], archived.rawPayload.equals(PNG)], [200, 'image/png', true], 'the archived copy is the uploaded file');
     t.ok(await overflow(page) <= 0, 'the inbox with its reply box fits the window');
+
+    // A customer whose window closed two days ago: the box offers a template instead, and sends the network's object.
+    await deliverOk(app, envelope(SANDBOX_PHONE, { messages: [textItem('wamid.in.old', '15557654321', Number(seconds(NOW - 2 * 86_400_000)), 'Hi, last week')] }), SECRET);
+    await page.goto(`${base}/inbox?contact=15557654321`);
+    t.equal(await page.textContent('#reply-window'), 'The service window is closed: send an approved template');
+    t.ok(await page.isHidden('.reply-text'), 'no free text outside the window');
+    await page.fill('#reply-template-name', 'order_update');
+    await page.fill('#reply-template-params', 'Ana\n42');
+    await page.click('#reply-send');
+    await page.locator('.messages .bubble-out .template-name', { hasText: 'order_update' }).waitFor();
+    t.same(JSON.parse(sandbox.requests.at(-1)!.body).template, { name: 'order_update', language: { code: 'en_US' },
+      components: [{ type: 'body', parameters: [{ type: 'text', text: 'Ana' }, { type: 'text', text: '42' }] }] });
     t.same(problems.filter((p) => !/status of 429/.test(p)), [], 'no console errors or CSP violations (the 429 is the throttled reply)');
   });
 }
