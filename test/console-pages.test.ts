@@ -364,3 +364,30 @@ t.test('the thread page follows the event stream: its cursor, the pinned page to
   t.match(empty.body, /data-live-user="2"/);
   t.notMatch(empty.body, /id="reply"/);
 });
+
+t.test('what was sent is visible: media sent by an upload\'s id joins the archive once accepted and shows the archived copy; a link shows as a link', async (t) => {
+  const { app, shop, page } = await setup(t);
+  inbound(app, shop.id, { from: '351911111111', at: NOW - 3_600_000, text: 'send me a picture' });
+  const sendImage = (media: object, at: number) => app.writer.writeNow(() => {
+    const id = app.messagesRepo.insertOutbound({ userId: shop.id, to: '351911111111', type: 'image', text: null, payloadJson: '{}', createdAt: at, mediaJson: JSON.stringify(media) });
+    app.messagesRepo.markAccepted(id, `wamid.img.${id}`, '351911111111', at + 1);
+    return id;
+  });
+  const byLink = sendImage({ id: null, link: 'https://example.com/parcel.jpg', caption: null }, NOW - 120_000);
+  const byId = sendImage({ id: '424242', link: null, caption: 'Your parcel' }, NOW - 60_000);
+  const queued = app.db.$client.prepare('SELECT message_id AS id, state FROM media_downloads ORDER BY message_id').all();
+  t.same(queued, [{ id: byId, state: 'pending' }], 'only the one sent by id is fetched back for the archive');
+
+  const before = await page(`/admin/user/${shop.id}/conversation-thread`);
+  t.match(before.body, new RegExp(`<article class="bubble bubble-out" data-type="image" id="m${byId}">[\\s\\S]*?<p class="media-pending">Not in the archive yet</p>`));
+  t.match(before.body, new RegExp(`id="m${byLink}">[\\s\\S]*?<a class="media-link-sent" href="https://example.com/parcel.jpg" target="_blank" rel="noopener noreferrer">Sent by link: https://example.com/parcel.jpg</a>`));
+  t.notMatch(before.body, /<img[^>]*example\.com/, 'a link is never loaded by the page (its CSP allows only this origin)');
+
+  app.writer.writeNow(() => app.mediaRepo.stored(byId, 'image/png', 70, NOW));
+  const listed = await app.inject({ method: 'GET', url: `/api/message/${byId}`, headers: { authorization: `Bearer ${app.issueToken(shop)}` } });
+  t.same(listed.json().media, { id: '424242', mime_type: 'image/png', sha256: null, filename: null, link: null, caption: 'Your parcel', stored: true, url: `/api/media/${byId}`, error: null });
+  const after = await page(`/admin/user/${shop.id}/conversation-thread`);
+  t.match(after.body, new RegExp(`id="m${byId}">[\\s\\S]*?<img class="media media-image" src="/api/media/${byId}" alt="Photo" loading="lazy">`));
+  const events = app.db.$client.prepare("SELECT type FROM events WHERE user_id = ? AND message_id = ? ORDER BY seq").pluck().all(shop.id, byId);
+  t.same(events, ['message.sent', 'message.status', 'message.media'], 'the live thread hears of the archived copy');
+});
