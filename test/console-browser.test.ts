@@ -1,6 +1,10 @@
 // The console in a real browser (Debian's chromium through playwright-core), at desktop and phone width: the
 // administrator creates a user, sets its token and credits, resets its password, replays a dead callback and finds it
-// in the audit log, deletes a user after typing its e-mail; the user signs in and lands on its inbox, opened at the latest message. No console error, no CSP violation, nothing wider than the screen.
+// in the audit log, deletes a user after typing its e-mail; the user signs in and lands on its inbox, opened at the latest message.
+// The live thread: an administrator watches messages and ticks arrive from signed callbacks, through a cut connection and
+// a swept cursor; the CLIENT replies once after a double click, sends again after a throttled reply, sends a template
+// outside the window, and sees the picture it uploaded and sent come back from the archive.
+// No console error, no CSP violation, nothing wider than the screen.
 // Screenshots go to test-artifacts/, or to docs/ with UPDATE_SCREENSHOTS=1.
 import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';

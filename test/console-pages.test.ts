@@ -1,5 +1,6 @@
 // The console (pages and endpoints) through inject: users list and search, a user's page, usage, password reset,
-// the audit log (written with every administrative change, never a secret), operations, and a user's own /inbox.
+// the audit log (written with every administrative change, never a secret), operations, a user's own /inbox, the live
+// thread's cursor and reply box, and media sent by an upload's id shown from the archive.
 import t, { type Test } from 'tap';
 import type { LightMyRequestResponse } from 'fastify';
 import type { App } from '../src/app';
