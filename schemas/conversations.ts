@@ -69,10 +69,10 @@ export const Message = Type.Object({
   template: Type.Optional(Type.Object({ name: Type.String(), language: Nullable(Type.String()), params: Type.Array(Type.String()) })),
   media: Type.Optional(Type.Object({
     id: Nullable(Type.String()), mime_type: Nullable(Type.String()), sha256: Nullable(Type.String()), filename: Nullable(Type.String()),
-    stored: Type.Optional(Type.Boolean({ description: 'Inbound: whether the gateway holds the file (downloaded in the background)' })),
-    url: Type.Optional(Nullable(Type.String({ description: 'Inbound: `/api/media/{id}` once stored, else null' }))),
+    stored: Type.Optional(Type.Boolean({ description: 'Inbound, and outbound sent by an uploaded id: whether the gateway holds the file (downloaded in the background; an outbound one once the network accepted the message)' })),
+    url: Type.Optional(Nullable(Type.String({ description: 'Inbound, and outbound sent by an uploaded id: `/api/media/{id}` once stored, else null' }))),
     error: Type.Optional(Nullable(Type.String({
-      description: 'Inbound: why the download failed for good (sha256_mismatch, too_large, lookup_refused, download_refused, '
+      description: 'Inbound, and outbound sent by an uploaded id: why the download failed for good (sha256_mismatch, too_large, lookup_refused, download_refused, '
         + 'url_refused: the lookup named a URL the token must not go to, unavailable: still failing after 24 h of retries), '
         + 'or no_space while the archive is full (tried again once there is room); null otherwise',
     }))),

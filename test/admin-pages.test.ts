@@ -97,7 +97,8 @@ t.test('every value from a message, contact or template is escaped', async (t) =
   t.match(html, '&quot;&gt;&lt;img src=x onerror=alert(2)&gt;.pdf');
   t.match(html, '&lt;b onmouseover=&quot;x()&quot;&gt;bold&lt;/b&gt;');
   t.match(html, '&lt;i&gt;bad&lt;/i&gt; — &quot;&gt;&lt;svg onload=alert(3)&gt; (1)');
-  t.same(html.match(/<script[^>]*>/g), ['<script src="/admin/static/admin.js" defer>'], 'the one script is the static file');
+  t.same(html.match(/<script[^>]*>/g), ['<script src="/admin/static/admin.js" defer>', '<script src="/admin/static/thread-live.js" defer>'],
+    'the scripts are static files (the page\'s own and the live thread\'s)');
 });
 
 t.test('security headers: a CSP without inline script or style on every page; /docs keeps working', async (t) => {

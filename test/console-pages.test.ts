@@ -1,12 +1,13 @@
 // The console (pages and endpoints) through inject: users list and search, a user's page, usage, password reset,
-// the audit log (written with every administrative change, never a secret), operations, and a user's own /inbox.
+// the audit log (written with every administrative change, never a secret), operations, a user's own /inbox, the live
+// thread's cursor and reply box, and media sent by an upload's id shown from the archive.
 import t, { type Test } from 'tap';
 import type { LightMyRequestResponse } from 'fastify';
 import type { App } from '../src/app';
 import { auditDetails } from '../src/services/audit';
 import { bearer, buildTestApp, createAdmin, createUser, PASSWORD } from './helper';
 import { inbound, outbound } from './fixtures/conversations';
-import { deliver, envelope, textItem } from './fixtures/webhooks';
+import { deliver, deliverOk, envelope, textItem } from './fixtures/webhooks';
 
 // Afternoon in Lisbon, 21 November 2026.
 const NOW = Date.parse('2026-11-21T15:00:00.000Z');
@@ -315,4 +316,79 @@ t.test("/inbox: a signed-in user's own conversations, credits and usage; never a
   t.equal(anonymous.headers.location, '/admin/login?next=%2Finbox%3Ftype%3Dtext');
   const ended = await page('/inbox', { cookie: 'token=nope' });
   t.equal(ended.headers.location, '/admin/login?next=%2Finbox&reason=ended');
+});
+
+t.test('the thread page follows the event stream: its cursor, the pinned page to re-read and the scripts; the reply box only on the own inbox', async (t) => {
+  const { app, shop, page } = await setup(t);
+  inbound(app, shop.id, { from: '351911111111', at: NOW - 3_600_000, name: 'Ana Lima', text: 'shop question' });
+  inbound(app, shop.id, { from: '351933333333', at: NOW - 2 * 86_400_000, name: 'Old Friend', text: 'long ago' });
+  // Events the page is already past: the live script starts after the last one.
+  await deliverOk(app, envelope(PHONE, { messages: [textItem('wamid.live.1', '351944444444', Math.floor((NOW - 7_200_000) / 1000), 'earlier')] }), SECRET);
+  const after = app.eventsRepo.lastSeq(shop.id);
+  t.ok(after > 0, 'the callback wrote events');
+  const mine = { cookie: `token=${app.issueToken(shop)}` };
+
+  // The administrator's view: live, no reply box (the conversation is not its own).
+  const admin = await page(`/admin/user/${shop.id}/conversation-thread`);
+  isPage(t, admin, 200, /shop question/);
+  t.match(admin.body, new RegExp(`<div class="inbox" data-live-user="${shop.id}" data-live-after="${after}" data-live-href="/admin/user/${shop.id}/conversation-thread\\?contact=351911111111">`),
+    'the cursor, and this page with its conversation pinned (a message from another contact must not switch it)');
+  t.match(admin.body, /<p class="live-status" id="live-status" role="status" hidden><\/p>/);
+  t.match(admin.body, /<script src="\/admin\/static\/thread-live\.js" defer><\/script>/);
+  t.notMatch(admin.body, /thread-reply\.js|id="reply"/, 'no reply box for an administrator reading another user');
+
+  // The user's own inbox: live, and a reply box with the window's time left, the cost and the credits left.
+  const open = await page('/inbox', mine);
+  isPage(t, open, 200, /shop question/);
+  t.match(open.body, new RegExp(`data-live-user="${shop.id}" data-live-after="${after}" data-live-href="/inbox\\?contact=351911111111"`));
+  t.match(open.body, /<script src="\/admin\/static\/thread-live\.js" defer><\/script>\s*<script src="\/admin\/static\/thread-reply\.js" defer><\/script>/);
+  const contactId = app.db.$client.prepare("SELECT id FROM contacts WHERE wa_id = '351911111111'").pluck().get();
+  t.match(open.body, new RegExp(`<form class="reply" id="reply" data-contact-id="${contactId}" data-mode="text" data-left-ms="${23 * 3_600_000}" data-credits-left="100" novalidate aria-label="Reply to Ana Lima">`));
+  t.match(open.body, /<p class="reply-window small" id="reply-window">Free text: the service window is open, 23 h 00 min left<\/p>/);
+  t.match(open.body, /<div class="reply-text">\s*<label for="reply-body" class="sr-only">Message<\/label>/);
+  t.match(open.body, /<fieldset class="reply-template" hidden>/);
+  t.match(open.body, /<p class="reply-cost small muted" id="reply-cost">Costs 1 credit · 100 credits left this month<\/p>/);
+  t.match(open.body, /<button type="button" class="button button-quiet" id="reply-again" hidden>Send again<\/button>/);
+
+  // A conversation whose window closed: a template instead, with labelled fields.
+  const closed = await page('/inbox?contact=351933333333', mine);
+  t.match(closed.body, /data-mode="template" data-left-ms="0"/);
+  t.match(closed.body, /The service window is closed: send an approved template/);
+  t.match(closed.body, /<div class="reply-text" hidden>/);
+  t.match(closed.body, /<fieldset class="reply-template">/);
+  t.match(closed.body, /<label for="reply-template-name">Template name<\/label><input id="reply-template-name" name="template_name"/);
+  t.match(closed.body, /<label for="reply-template-language">Language<\/label><input id="reply-template-language" name="template_language" value="en_US"/);
+
+  // No conversation: nothing to reply to, but the page still follows the stream (the first message appears).
+  const empty = await page('/inbox?contact=351900000000', mine);
+  isPage(t, empty, 200, /Nothing with \+351900000000/);
+  t.match(empty.body, /data-live-user="2"/);
+  t.notMatch(empty.body, /id="reply"/);
+});
+
+t.test('what was sent is visible: media sent by an upload\'s id joins the archive once accepted and shows the archived copy; a link shows as a link', async (t) => {
+  const { app, shop, page } = await setup(t);
+  inbound(app, shop.id, { from: '351911111111', at: NOW - 3_600_000, text: 'send me a picture' });
+  const sendImage = (media: object, at: number) => app.writer.writeNow(() => {
+    const id = app.messagesRepo.insertOutbound({ userId: shop.id, to: '351911111111', type: 'image', text: null, payloadJson: '{}', createdAt: at, mediaJson: JSON.stringify(media) });
+    app.messagesRepo.markAccepted(id, `wamid.img.${id}`, '351911111111', at + 1);
+    return id;
+  });
+  const byLink = sendImage({ id: null, link: 'https://example.com/parcel.jpg', caption: null }, NOW - 120_000);
+  const byId = sendImage({ id: '424242', link: null, caption: 'Your parcel' }, NOW - 60_000);
+  const queued = app.db.$client.prepare('SELECT message_id AS id, state FROM media_downloads ORDER BY message_id').all();
+  t.same(queued, [{ id: byId, state: 'pending' }], 'only the one sent by id is fetched back for the archive');
+
+  const before = await page(`/admin/user/${shop.id}/conversation-thread`);
+  t.match(before.body, new RegExp(`<article class="bubble bubble-out" data-type="image" id="m${byId}">[\\s\\S]*?<p class="media-pending">Not in the archive yet</p>`));
+  t.match(before.body, new RegExp(`id="m${byLink}">[\\s\\S]*?<a class="media-link-sent" href="https://example.com/parcel.jpg" target="_blank" rel="noopener noreferrer">Sent by link: https://example.com/parcel.jpg</a>`));
+  t.notMatch(before.body, /<img[^>]*example\.com/, 'a link is never loaded by the page (its CSP allows only this origin)');
+
+  app.writer.writeNow(() => app.mediaRepo.stored(byId, 'image/png', 70, NOW));
+  const listed = await app.inject({ method: 'GET', url: `/api/message/${byId}`, headers: { authorization: `Bearer ${app.issueToken(shop)}` } });
+  t.same(listed.json().media, { id: '424242', mime_type: 'image/png', sha256: null, filename: null, link: null, caption: 'Your parcel', stored: true, url: `/api/media/${byId}`, error: null });
+  const after = await page(`/admin/user/${shop.id}/conversation-thread`);
+  t.match(after.body, new RegExp(`id="m${byId}">[\\s\\S]*?<img class="media media-image" src="/api/media/${byId}" alt="Photo" loading="lazy">`));
+  const events = app.db.$client.prepare("SELECT type FROM events WHERE user_id = ? AND message_id = ? ORDER BY seq").pluck().all(shop.id, byId);
+  t.same(events, ['message.sent', 'message.status', 'message.media'], 'the live thread hears of the archived copy');
 });

@@ -135,7 +135,8 @@ t.test('listed: media with id or link, caption and filename; location; readable 
   t.same(pick(ids[0]!), { type: 'image', text: 'The parcel', reply_to: QUOTED, location: undefined,
     media: { id: null, mime_type: null, sha256: null, filename: null, link: 'https://example.com/a.jpg', caption: 'The parcel' } });
   t.same(pick(ids[1]!), { type: 'document', text: 'invoice.pdf', reply_to: undefined, location: undefined,
-    media: { id: '555', mime_type: null, sha256: null, filename: 'invoice.pdf', link: null, caption: null } });
+    media: { id: '555', mime_type: null, sha256: null, filename: 'invoice.pdf', link: null, caption: null, stored: false, url: null, error: null } },
+    'sent by an upload\'s id: the archive keeps a copy once downloaded');
   t.same(pick(ids[2]!), { type: 'location', text: 'Pick-up point', media: undefined, reply_to: undefined,
     location: { latitude: 52.52, longitude: 13.405, name: 'Pick-up point', address: null } });
   t.equal(listed.get(ids[3]!)!.text, 'Deliver tomorrow? [Yes] [No] [Later]');
@@ -145,7 +146,7 @@ t.test('listed: media with id or link, caption and filename; location; readable 
   t.same(pick(ids[7]!), { type: 'reaction', text: null, reply_to: QUOTED, media: undefined, location: undefined }, 'a removal has no text');
   t.equal(listed.get(ids[8]!)!.text, 'Ana Silva, Bo Li');
   t.same(pick(ids[9]!), { type: 'audio', text: null, reply_to: undefined, location: undefined,
-    media: { id: '9', mime_type: null, sha256: null, filename: null, link: null, caption: null } });
+    media: { id: '9', mime_type: null, sha256: null, filename: null, link: null, caption: null, stored: false, url: null, error: null } });
   const filtered = await app.inject({ method: 'GET', url: `/api/user/${user.id}/conversations?type=reaction`, headers: auth });
   t.same(filtered.json()[0].messages.map((m: { id: number }) => m.id), [ids[6], ids[7]], 'filtered by the stored type');
 });

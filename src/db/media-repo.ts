@@ -34,6 +34,9 @@ export function createMediaRepo(db: DB, renderer: MessageRenderer) {
   const mark = client.prepare<{ id: number; stored: number; error: string | null }>(`UPDATE messages
     SET media_json = json_set(media_json, '$.stored', json(CASE WHEN @stored THEN 'true' ELSE 'false' END), '$.error', @error)
     WHERE id = @id AND json_valid(media_json)`);
+  // A file sent by an upload's id (outbound media carry no type): the type it was archived with, so it shows as it is.
+  const typeIfNone = client.prepare<{ id: number; mime: string }>(`UPDATE messages SET media_json = json_set(media_json, '$.mime_type', @mime)
+    WHERE id = @id AND json_valid(media_json) AND json_extract(media_json, '$.mime_type') IS NULL`);
   const ofMessage = client.prepare<[number], MediaOfMessage>(`SELECT m.user_id AS userId, m.type, m.media_json AS mediaJson,
       d.state, d.mime_type AS mimeType, d.size
     FROM messages m LEFT JOIN media_downloads d ON d.message_id = m.id WHERE m.id = ?`);
@@ -52,6 +55,7 @@ export function createMediaRepo(db: DB, renderer: MessageRenderer) {
     const changed = settle.run({ id, state, error: fields.error ?? null, mime: fields.mime ?? null, size: fields.size ?? null, at, first: at }).changes > 0;
     if (!changed) return false;
     mark.run({ id, stored: state === 'stored' ? 1 : 0, error: fields.error ?? null });
+    if (state === 'stored' && fields.mime) typeIfNone.run({ id, mime: fields.mime });
     listed.refresh(id);
     appendEvent('message.media', id);
     return true;

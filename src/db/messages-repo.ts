@@ -88,11 +88,12 @@ export function createMessagesRepo(db: DB, renderer: MessageRenderer) {
     VALUES (@id, @userId, @conversationId, 'inbound', @type, @text, @wamid, 'received', 0, @payloadJson,
       @mediaJson, @locationJson, @replyTo, @errorJson, @createdAt, @listed)
     ON CONFLICT (user_id, wamid) DO NOTHING`);
-  // Inbound media with an id joins the download queue in the message's own write (the worker fetches it later).
+  // Media with an id joins the download queue in the message's own write (the worker fetches it later): inbound when
+  // stored, outbound (an upload's id) when the network accepted it.
   const enqueueMedia = client.prepare<[number, string | null]>(
     "INSERT OR IGNORE INTO media_downloads (message_id) SELECT ? WHERE json_extract(?, '$.id') IS NOT NULL");
-  const ownerOf = client.prepare<[number], { userId: number; createdAt: number }>(
-    'SELECT user_id AS userId, created_at AS createdAt FROM messages WHERE id = ?');
+  const ownerOf = client.prepare<[number], { userId: number; createdAt: number; mediaJson: string | null }>(
+    'SELECT user_id AS userId, created_at AS createdAt, media_json AS mediaJson FROM messages WHERE id = ?');
   // One write: the wamid, the contact's conversation, and `accepted` unless a raced status is already past it.
   const accept = client.prepare<{ id: number; wamid: string; at: number; conversationId: number }>(`
     UPDATE messages SET wamid = @wamid, conversation_id = @conversationId,
@@ -193,6 +194,9 @@ export function createMessagesRepo(db: DB, renderer: MessageRenderer) {
       const owner = ownerOf.get(messageId)!;
       accept.run({ id: messageId, wamid, at, conversationId: conversationId(owner.userId, contact, owner.createdAt, null) });
       appendEvent('message.status', messageId, 'accepted');
+      // Media sent by the id of an upload: the archive keeps a copy too (fetched back by the download worker, with the
+      // inbound files' limits and rules), so the thread shows what was sent. Sent by link: nothing to keep.
+      if (owner.mediaJson) enqueueMedia.run(messageId, owner.mediaJson);
       for (const orphan of takeOrphans.all(owner.userId, wamid)) {
         applyToMessage(statusRowById.get(messageId)!, { status: orphan.status, at: orphan.at, errorJson: orphan.error_json });
       }

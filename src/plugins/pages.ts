@@ -25,6 +25,9 @@ const SELF = ["'self'"];
 
 /** The static scripts (under templates/static/) a console page with API forms loads besides admin.js. */
 export const CONSOLE_SCRIPTS = ['console.js'];
+/** The thread page's: the live thread (the user's event stream) and, on a user's own inbox, the reply box. */
+export const THREAD_SCRIPTS = ['thread-live.js'];
+export const INBOX_THREAD_SCRIPTS = ['thread-live.js', 'thread-reply.js'];
 
 /** Why the login page opened (`?reason=`): fixed texts, so nothing from the request is shown. */
 export const LOGIN_REASONS = {

@@ -4,7 +4,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { IdParams } from '../../schemas/common';
 import { ConversationFilters } from '../../schemas/conversations';
-import pages, { CONSOLE_SCRIPTS, errorPage, LOGIN_REASONS } from '../plugins/pages';
+import pages, { CONSOLE_SCRIPTS, errorPage, LOGIN_REASONS, THREAD_SCRIPTS } from '../plugins/pages';
 import { threadPage } from '../views/thread-view';
 import { userListRow } from '../views/console-view';
 import { publicUserNow } from '../views/user-view';
@@ -59,9 +59,12 @@ const admin: FastifyPluginAsyncTypebox = async (app) => {
   }, async (request, reply) => {
     const user = app.usersRepo.findById(request.params.id);
     if (!user) return errorPage(reply, 404, 'No such user', `There is no user with id ${request.params.id}. It may have been deleted.`);
+    // The event cursor before the page is read: the live script misses nothing committed while it renders.
+    const live = { userId: user.id, after: app.eventsRepo.lastSeq(user.id) };
     const page = threadPage(app.conversationsRepo, user, request.query, app.now(), app.config.timezone);
     return reply.type(html).view('thread', {
       title: user.email, admin: request.currentUser, timezone: app.config.timezone, page, contactChosen: request.query.contact !== undefined,
+      live, scripts: THREAD_SCRIPTS,
     });
   });
 };

@@ -5,12 +5,12 @@ import type { FastifyRequest } from 'fastify';
 import { Type } from '@sinclair/typebox';
 import { Month } from '../../schemas/console';
 import { ConversationFilters } from '../../schemas/conversations';
-import pages from '../plugins/pages';
+import pages, { INBOX_THREAD_SCRIPTS } from '../plugins/pages';
 import { monthUsage, neighbourMonths } from '../services/usage';
 import { monthKey } from '../support/time';
 import { usageView } from '../views/console-view';
 import { inboxThreadPage } from '../views/inbox-view';
-import { threadPage } from '../views/thread-view';
+import { replyBox, threadPage } from '../views/thread-view';
 import { publicUserNow } from '../views/user-view';
 
 const hide = { hide: true };
@@ -30,10 +30,14 @@ const inbox: FastifyPluginAsyncTypebox = async (app) => {
   }, async (request, reply) => {
     const user = request.currentUser!;
     const view = publicUserNow(user, app);
+    // The event cursor before the page is read: the live script misses nothing committed while it renders.
+    const live = { userId: user.id, after: app.eventsRepo.lastSeq(user.id) };
     const page = inboxThreadPage(threadPage(app.conversationsRepo, user, request.query, app.now(), zone()), user.id);
     return reply.type(html).view('thread', {
       title: 'Inbox', ...nav(user), section: 'inbox', timezone: zone(), page, contactChosen: request.query.contact !== undefined,
       inbox: { creditsText: `${view.credits_used} of ${view.monthly_credits} credits used this month, ${view.credits_remaining} left` },
+      live, scripts: INBOX_THREAD_SCRIPTS,
+      reply: page.thread && replyBox(page.thread.window, view.credits_remaining),
     });
   });
 

@@ -1,4 +1,4 @@
-// GET /api/media/{id}: the archived file of an inbound media message, for its owner or an ADMIN.
+// GET /api/media/{id}: the archived file of a media message (inbound, or sent by an upload's id), for its owner or an ADMIN.
 import { open, stat } from 'node:fs/promises';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { errors, IdParams } from '../../schemas/common';
@@ -20,9 +20,9 @@ const media: FastifyPluginAsyncTypebox = async (app) => {
     schema: {
       tags: ['media'],
       operationId: 'getMedia',
-      summary: 'The stored file of an inbound media message',
+      summary: 'The stored file of a media message',
       description: '`{id}` is the message id; for the message owner or an ADMIN (another user\'s message answers 404 `MESSAGE_NOT_FOUND`, as a missing one does). Answered once the gateway has downloaded the file from the network (in the background, after the message '
-        + 'arrived): until then, and after a failed download, 404 MEDIA_NOT_STORED. Images, audio and video of the common types '
+        + 'arrived, or after the network accepted a message sent by the id of an upload): until then, and after a failed download, 404 MEDIA_NOT_STORED. Images, audio and video of the common types '
         + 'are served inline; anything else as an attachment that the browser never runs. HEAD answers the same headers without reading the file.',
       security: [{ bearer: [] }, { cookie: [] }],
       params: IdParams,

@@ -12,8 +12,10 @@ export interface Bubble {
     kind: string; label: string; details: string[];
     /** The archived file (same origin): shown as an image, played, or linked for download. */
     file: { url: string; show: 'image' | 'audio' | 'video' | 'link' } | null;
-    /** Inbound media not (yet) stored: why, in words. */
+    /** Media not (yet) stored: why, in words. */
     pending: string | null;
+    /** Outbound media sent by link: the link (shown as a link, never loaded by the page). */
+    link: string | null;
   } | null;
 }
 
@@ -34,9 +36,11 @@ function file(media: NonNullable<Message['media']>): NonNullable<Bubble['attachm
 }
 
 function notStored(m: Message): string | null {
-  if (m.direction !== 'inbound' || !m.media || m.media.stored !== false) return null;
+  if (!m.media || m.media.stored !== false) return null;
   if (m.media.error) return `Not stored: ${MEDIA_ERRORS[m.media.error] ?? m.media.error}`;
-  return 'Not downloaded yet';
+  if (m.direction === 'inbound') return 'Not downloaded yet';
+  // Sent by an upload's id: the archive fetches its copy once the network accepted the message.
+  return m.status === 'pending' || m.status === 'failed' ? null : 'Not in the archive yet';
 }
 
 const TICKS: Record<string, Tick> = {
@@ -70,6 +74,7 @@ function attachment(m: Message): Bubble['attachment'] {
   }
   return {
     kind: m.type, label, details: details.filter((d): d is string => !!d), file: m.media ? file(m.media) : null, pending: notStored(m),
+    link: m.media?.link && /^https?:\/\//i.test(m.media.link) ? m.media.link : null,
   };
 }
 

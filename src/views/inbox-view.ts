@@ -12,6 +12,7 @@ export function inboxThreadPage(page: ThreadPage, userId: number): ThreadPage {
   const move = <T extends { href: string }>(link: T): T => ({ ...link, href: inboxHref(link.href, userId) });
   return {
     ...page,
+    selfHref: inboxHref(page.selfHref, userId),
     periods: page.periods.map(move), types: page.types.map(move), contacts: page.contacts.map(move),
     clearHref: inboxHref(page.clearHref, userId),
   };

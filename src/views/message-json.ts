@@ -28,19 +28,23 @@ function template(text: string | null): Message['template'] {
   return { name: value.name, language, params: params.map(str).filter((p): p is string => p !== null) };
 }
 
-/** Inbound media also say whether the archive holds the file (media_json's `stored`/`error`, set by the download worker). */
+/**
+ * Inbound media, and outbound media sent by an upload's id, also say whether the archive holds the file (media_json's
+ * `stored`/`error`, set by the download worker).
+ */
 function media(text: string | null, messageId: number, inbound: boolean): Message['media'] {
   const value = fields(parse(text));
   if (!value) return undefined;
   const listed: NonNullable<Message['media']> = { id: str(value.id), mime_type: str(value.mime_type), sha256: str(value.sha256), filename: str(value.filename) };
-  if (inbound) {
-    listed.stored = value.stored === true;
-    listed.url = listed.stored ? `/api/media/${messageId}` : null;
-    listed.error = str(value.error);
-  } else {
+  if (!inbound) {
     // Outbound media: what was sent (a link instead of an id, and the caption).
     if ('link' in value) listed.link = str(value.link);
     if ('caption' in value) listed.caption = str(value.caption);
+  }
+  if (inbound || listed.id !== null) {
+    listed.stored = value.stored === true;
+    listed.url = listed.stored ? `/api/media/${messageId}` : null;
+    listed.error = str(value.error);
   }
   return listed;
 }

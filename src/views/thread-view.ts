@@ -16,12 +16,15 @@ const CONTACTS_SHOWN = 200;
 interface Link { label: string; href: string; active: boolean }
 export interface ThreadPage {
   user: UserRow;
+  /** This page with its conversation pinned: what the live script re-reads when an event arrives. */
+  selfHref: string;
   periods: Link[]; types: Link[]; filtered: boolean; clearHref: string;
   contacts: { name: string; detail: string; initial: string; when: string; title: string; count: number; href: string; active: boolean }[];
   contactsCapped: boolean;
   thread: null | {
-    name: string; identifiers: string[]; count: number; shown: number;
-    window: { open: boolean; label: string };
+    name: string; identifiers: string[]; count: number; shown: number; contactId: number;
+    /** `leftMs`: how long the 24 h service window stays open from now (0 when closed or never opened). */
+    window: { open: boolean; label: string; leftMs: number };
     days: { heading: string; bubbles: Bubble[] }[];
   };
   empty: null | { title: string; text: string };
@@ -36,13 +39,30 @@ export function threadHref(userId: number, filters: Filters): string {
   return `/admin/user/${userId}/conversation-thread${search ? '?' + search : ''}`;
 }
 
-function windowLabel(lastInboundAt: number | null, now: Date, zone: string): { open: boolean; label: string } {
+function windowLabel(lastInboundAt: number | null, now: Date, zone: string): { open: boolean; label: string; leftMs: number } {
   const expires = serviceWindowExpiresAt(lastInboundAt);
-  if (expires === null) return { open: false, label: 'No message from this contact yet: only templates can be sent' };
+  if (expires === null) return { open: false, label: 'No message from this contact yet: only templates can be sent', leftMs: 0 };
   const when = whenWithTime(expires, now, zone);
   return expires > now.getTime()
-    ? { open: true, label: `Service window open until ${when}` }
-    : { open: false, label: `Service window closed ${when}: only templates can be sent` };
+    ? { open: true, label: `Service window open until ${when}`, leftMs: expires - now.getTime() }
+    : { open: false, label: `Service window closed ${when}: only templates can be sent`, leftMs: 0 };
+}
+
+/** The reply box under a user's own conversation: free text while the window is open, else a template; one credit each. */
+export function replyBox(window: { open: boolean; leftMs: number }, creditsLeft: number) {
+  return {
+    mode: window.open ? 'text' : 'template', leftMs: window.leftMs, creditsLeft,
+    windowText: window.open ? `Free text: the service window is open, ${timeLeft(window.leftMs)}` : 'The service window is closed: send an approved template',
+    costText: `Costs 1 credit · ${creditsLeft} ${creditsLeft === 1 ? 'credit' : 'credits'} left this month`,
+  };
+}
+
+/** "23 h 05 min left", "9 min left": the time a service window stays open, to the minute (rounded up, as the reply box's
+ * script counts it down: it says the same right after the page loads). */
+export function timeLeft(ms: number): string {
+  const minutes = Math.ceil(ms / 60_000);
+  const h = Math.floor(minutes / 60);
+  return h > 0 ? `${h} h ${String(minutes % 60).padStart(2, '0')} min left` : `${minutes} min left`;
 }
 
 function emptyState(page: Omit<ThreadPage, 'empty'>, filters: Filters): ThreadPage['empty'] {
@@ -79,7 +99,7 @@ export function threadPage(repo: ConversationsRepo, user: UserRow, filters: Filt
         days.get(key)!.bubbles.push(bubble(m, zone, (wamid) => texts.get(wamid) ?? null));
       }
       thread = {
-        name: contactLabel(summary), identifiers: contactIdentifiers(summary).filter((id) => id !== contactLabel(summary)), count: summary.count,
+        name: contactLabel(summary), contactId: summary.contactId, identifiers: contactIdentifiers(summary).filter((id) => id !== contactLabel(summary)), count: summary.count,
         shown: Math.min(summary.count, MESSAGES_PER_CONVERSATION), window: windowLabel(summary.lastInboundAt, now, zone), days: [...days.values()],
       };
     }
@@ -87,6 +107,7 @@ export function threadPage(repo: ConversationsRepo, user: UserRow, filters: Filt
 
   const page = {
     user,
+    selfHref: href({}),
     periods: FILTERS.map((f) => ({ label: PERIOD_LABELS[f], href: href({ filter: f }), active: (filters.filter ?? 'all') === f })),
     types: [undefined, ...MESSAGE_TYPES].map((type) => ({ label: type ?? 'All types', href: href({ type }), active: filters.type === type })),
     filtered: filters.type !== undefined || (filters.filter ?? 'all') !== 'all',
