@@ -5,10 +5,14 @@ import type { FastifyRequest } from 'fastify';
 import { Type } from '@sinclair/typebox';
 import { Month } from '../../schemas/console';
 import { ConversationFilters } from '../../schemas/conversations';
-import pages from '../plugins/pages';
+import { MAX_KEYS } from './api-keys';
+import { MAX_ENDPOINTS } from './event-endpoints';
+import pages, { CONSOLE_SCRIPTS } from '../plugins/pages';
 import { monthUsage, neighbourMonths } from '../services/usage';
 import { monthKey } from '../support/time';
+import { endpointRow, keyRow } from '../views/access-view';
 import { usageView } from '../views/console-view';
+import { endpointView } from '../views/endpoint-view';
 import { inboxThreadPage } from '../views/inbox-view';
 import { threadPage } from '../views/thread-view';
 import { publicUserNow } from '../views/user-view';
@@ -49,6 +53,22 @@ const inbox: FastifyPluginAsyncTypebox = async (app) => {
     const usage = usageView(monthUsage({ usage: app.usageRepo, credits: app.creditsRepo }, user, month, zone()),
       { previous: href(previous), next: month < thisMonth ? href(next) : null });
     return reply.type(html).view('inbox-usage', { title: 'Usage', ...nav(user), section: 'usage', timezone: zone(), user: publicUserNow(user, app), usage });
+  });
+
+  // API keys and event endpoints: every action on the page is a call of the JSON API for the signed-in user itself.
+  app.get('/access', {
+    preValidation: app.signedInPage,
+    schema: { ...hide, querystring: Type.Object({}, { additionalProperties: false }) },
+  }, async (request, reply) => {
+    const user = request.currentUser!;
+    const now = app.now();
+    const lastSeq = app.eventsRepo.lastSeq(user.id);
+    return reply.type(html).view('access', {
+      title: 'API access', ...nav(user), section: 'access', scripts: CONSOLE_SCRIPTS, timezone: zone(), user: { id: user.id, email: user.email },
+      keys: app.apiKeysRepo.list(user.id).map((k) => keyRow(k, now, zone())), maxKeys: MAX_KEYS, maxEndpoints: MAX_ENDPOINTS, lastSeq,
+      endpoints: app.eventEndpointsRepo.ofUser(user.id)
+        .map((row) => endpointRow(endpointView(row, lastSeq, app.eventEndpointsRepo.parked(row.id)), now, zone())),
+    });
   });
 };
 export default inbox;
