@@ -212,4 +212,17 @@ t.test('operations: every user\'s endpoints with lag and parked events, and the 
   t.equal(again.json().code, 'MESSAGE_NOT_QUEUED');
   t.match((await page(`/admin/user/${shop.id}`, cookie(admin))).body, /No queued or scheduled message\./);
   t.match((await page('/admin/operations', cookie(admin))).body, /Nothing waiting\./);
+
+  // A CLIENT's own queue on its usage page, with Cancel (its own messages only).
+  const mine = (await call('POST', '/api/message/send', cookie(shop), { to: '351922222222', type: 'text', text: { body: 'mine' }, send_at: at })).json().id as number;
+  const usage = await page('/inbox/usage', cookie(shop));
+  isPage(t, usage, 200, new RegExp(`<td data-label="Message">#${mine} <span class="badge">scheduled</span></td>\\s*<td data-label="To"><code>351922222222</code></td>`));
+  t.match(usage.body, new RegExp(`data-method="DELETE" data-url="/api/message/${mine}" data-body="none" data-after="reload">`));
+  t.match(usage.body, /<script src="\/admin\/static\/console\.js" defer><\/script>/);
+  t.match((await page('/inbox/usage', cookie(other))).body, /No queued or scheduled message\./, "another CLIENT's page shows none of it");
+  const notYours = await call('DELETE', `/api/message/${mine}`, cookie(other));
+  t.equal(notYours.statusCode, 404);
+  t.same(notYours.json(), err(404, 'MESSAGE_NOT_FOUND', 'Not Found', `No outbound message ${mine} of yours`));
+  t.equal((await call('DELETE', `/api/message/${mine}`, cookie(shop))).statusCode, 200);
+  t.match((await page('/inbox/usage', cookie(shop))).body, /No queued or scheduled message\./);
 });

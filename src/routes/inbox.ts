@@ -1,5 +1,5 @@
 // A signed-in user's own pages under /inbox (a CLIENT lands here after logging in): its conversations in the same
-// thread view the administrators have, its credits and its usage. Only its own user, whatever the URL says.
+// thread view the administrators have, its credits, usage and send queue, its API keys and event endpoints. Only its own user, whatever the URL says.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyRequest } from 'fastify';
 import { Type } from '@sinclair/typebox';
@@ -10,7 +10,7 @@ import { MAX_ENDPOINTS } from './event-endpoints';
 import pages, { CONSOLE_SCRIPTS } from '../plugins/pages';
 import { monthUsage, neighbourMonths } from '../services/usage';
 import { monthKey } from '../support/time';
-import { endpointRow, keyRow } from '../views/access-view';
+import { endpointRow, keyRow, waitingRow } from '../views/access-view';
 import { usageView } from '../views/console-view';
 import { endpointView } from '../views/endpoint-view';
 import { inboxThreadPage } from '../views/inbox-view';
@@ -19,6 +19,7 @@ import { publicUserNow } from '../views/user-view';
 
 const hide = { hide: true };
 const html = 'text/html; charset=utf-8';
+const WAITING_SHOWN = 50;
 
 const inbox: FastifyPluginAsyncTypebox = async (app) => {
   // The pages' CSP, views and error pages; the static files are served under /admin/static/ already.
@@ -52,7 +53,11 @@ const inbox: FastifyPluginAsyncTypebox = async (app) => {
     const href = (m: string) => (m === thisMonth ? '/inbox/usage' : `/inbox/usage?month=${m}`);
     const usage = usageView(monthUsage({ usage: app.usageRepo, credits: app.creditsRepo }, user, month, zone()),
       { previous: href(previous), next: month < thisMonth ? href(next) : null });
-    return reply.type(html).view('inbox-usage', { title: 'Usage', ...nav(user), section: 'usage', timezone: zone(), user: publicUserNow(user, app), usage });
+    const now = app.now();
+    return reply.type(html).view('inbox-usage', {
+      title: 'Usage', ...nav(user), section: 'usage', scripts: CONSOLE_SCRIPTS, timezone: zone(), user: publicUserNow(user, app), usage,
+      waiting: app.queueRepo.waiting(user.id, WAITING_SHOWN + 1).map((m) => waitingRow(m, now, zone())), waitingShown: WAITING_SHOWN,
+    });
   });
 
   // API keys and event endpoints: every action on the page is a call of the JSON API for the signed-in user itself.
