@@ -51,7 +51,7 @@ const auditRows = (app: App) => app.db.$client.prepare(`SELECT actor_user_id AS 
   { actor: number | null; action: string; target: number | null; details: string; ip: string | null }[];
 
 t.test('/inbox/access: a CLIENT creates a key (shown once), sees it by its last 4, revokes it; each change audited without the key', async (t) => {
-  const { app, shop, other, cookie, page, call } = await setup(t);
+  const { app, admin, shop, other, cookie, page, call } = await setup(t);
   const empty = await page('/inbox/access', cookie(shop));
   isPage(t, empty, 200, /<h1>API access<\/h1>/);
   t.match(empty.body, /<a href="\/inbox\/access" aria-current="page">API access<\/a>/, 'in the inbox navigation');
@@ -96,6 +96,12 @@ t.test('/inbox/access: a CLIENT creates a key (shown once), sees it by its last 
   ], 'created and revoked are audited; the refused calls are not');
   const everything = JSON.stringify(app.db.$client.prepare('SELECT * FROM audit_log').all());
   t.notOk(everything.includes(key.slice(4)), 'the key is in no audit row');
+  const api = await app.inject({ method: 'GET', url: '/api/audit?limit=2', headers: cookie(admin) });
+  t.equal(api.statusCode, 200);
+  t.match(api.json().entries, [
+    { action: 'key.revoked', actor: { user_id: shop.id, email: 'shop@example.com' }, target: { user_id: shop.id }, details: { key_id: id, name: 'support bot' }, client_ip: '127.0.0.1' },
+    { action: 'key.created', details: { key_id: id, name: 'support bot' } },
+  ], 'GET /api/audit has them, newest first');
 
   // Pages take a session only: no session → the login page; an API key opens no page.
   const anonymous = await page('/inbox/access', {});
