@@ -173,6 +173,7 @@ t.test('operations: every user\'s endpoints with lag and parked events, and the 
   const { app, admin, shop, other, cookie, page, call } = await setup(t);
   const url = await receiver(t, 200);
   const { id } = (await call('POST', `/api/user/${shop.id}/event-endpoints`, cookie(admin), { url })).json() as { id: number };
+  t.same(auditRows(app).map((r) => [r.action, r.actor, r.target]), [['endpoint.created', admin.id, shop.id]], "an ADMIN's change: the ADMIN acted, on the user");
   await app.writer.write(() => {
     inbound(app, shop.id, { from: '351911111111', at: NOW - 120_000 });
     inbound(app, shop.id, { from: '351911111111', at: NOW - 110_000 });
