@@ -35,6 +35,7 @@ export function createEventEndpointsRepo(db: DB) {
   const lastSeq = client.prepare<[number], number>('SELECT coalesce(max(last_seq), 0) FROM event_counters WHERE user_id = ?').pluck();
   const byId = client.prepare<[number], EndpointRow>(`SELECT ${COLUMNS} FROM event_endpoints WHERE id = ?`);
   const ofUser = client.prepare<[number], EndpointRow>(`SELECT ${COLUMNS} FROM event_endpoints WHERE user_id = ? ORDER BY id`);
+  const every = client.prepare<[number], EndpointRow>(`SELECT ${COLUMNS} FROM event_endpoints ORDER BY user_id, id LIMIT ?`);
   const due = client.prepare<[number], EndpointRow>(`SELECT ${COLUMNS} FROM event_endpoints
     WHERE state = 'enabled' AND next_attempt_at <= ? ORDER BY next_attempt_at, id`);
   const remove = client.prepare<[number]>('DELETE FROM event_endpoints WHERE id = ?');
@@ -66,6 +67,8 @@ export function createEventEndpointsRepo(db: DB) {
     },
     byId: (id: number): EndpointRow | undefined => byId.get(id),
     ofUser: (userId: number): EndpointRow[] => ofUser.all(userId),
+    /** Every user's endpoints (at most `limit`), by user then id: the operations page. */
+    all: (limit: number): EndpointRow[] => every.all(limit),
     /** Enabled endpoints whose next attempt is due at `now`. */
     due: (now: number): EndpointRow[] => due.all(now),
     /** Edits; `enabled: true` re-enables from the cursor with the failures forgotten. Call inside a write. */

@@ -10,6 +10,8 @@ const WAITING = "status IN ('queued', 'scheduled')";
 export interface ClaimedMessage { id: number; userId: number; to: string; payloadJson: string; createdAt: number }
 export interface Settled { id: number; userId: number; createdAt: number }
 export interface QueueStats { userId: number; depth: number; oldest: number }
+/** A waiting message as the console lists it. */
+export interface WaitingMessage { id: number; to: string; status: 'queued' | 'scheduled'; sendAt: number; expiresAt: number | null; createdAt: number }
 
 export function createQueueRepo(db: DB, renderer: MessageRenderer) {
   const client = db.$client;
@@ -35,6 +37,8 @@ export function createQueueRepo(db: DB, renderer: MessageRenderer) {
   const nextDue = client.prepare<[number], { sendAt: number | null; expiresAt: number | null }>(
     `SELECT min(send_at) AS sendAt, min(expires_at) AS expiresAt FROM messages WHERE user_id = ? AND ${WAITING}`);
   const waitingUsers = client.prepare<[], number>(`SELECT DISTINCT user_id FROM messages WHERE ${WAITING}`).pluck();
+  const waiting = client.prepare<[number, number], WaitingMessage>(`SELECT id, to_number AS "to", status, send_at AS sendAt,
+    expires_at AS expiresAt, created_at AS createdAt FROM messages WHERE user_id = ? AND ${WAITING} ORDER BY priority, send_at, id LIMIT ?`);
   const stats = client.prepare<[], QueueStats>(
     `SELECT user_id AS userId, count(*) AS depth, min(created_at) AS oldest FROM messages WHERE ${WAITING} GROUP BY user_id`);
 
@@ -76,6 +80,8 @@ export function createQueueRepo(db: DB, renderer: MessageRenderer) {
     nextDue: (userId: number) => nextDue.get(userId) ?? { sendAt: null, expiresAt: null },
     waitingUsers: (): number[] => waitingUsers.all(),
     stats: (): QueueStats[] => stats.all(),
+    /** The first `limit` waiting messages of `userId`, in the order the worker takes them. */
+    waiting: (userId: number, limit: number): WaitingMessage[] => waiting.all(userId, limit),
   };
 }
 export type QueueRepo = ReturnType<typeof createQueueRepo>;

@@ -8,17 +8,37 @@ import { CONSOLE_SCRIPTS, errorPage } from '../plugins/pages';
 import { monthUsage, neighbourMonths } from '../services/usage';
 import { monthKey } from '../support/time';
 import { misroutedCallbacks } from '../webhooks/misrouted';
+import { endpointRow, waitingRow } from '../views/access-view';
 import { auditEntryJson } from '../views/audit-view';
-import { auditRow, failedCallbackRow, misroutedRow, usageView } from '../views/console-view';
+import { auditRow, failedCallbackRow, misroutedRow, usageView, when } from '../views/console-view';
+import { endpointView } from '../views/endpoint-view';
 import { publicUserNow } from '../views/user-view';
 
 const hide = { hide: true };
 const AUDIT_PER_PAGE = 50;
 const CALLBACKS_SHOWN = 50;
+const ENDPOINTS_SHOWN = 200;
+const WAITING_SHOWN = 50;
 const html = 'text/html; charset=utf-8';
 
 const adminConsole: FastifyPluginAsyncTypebox = async (app) => {
   const zone = () => app.config.timezone;
+  const ownerOf = (id: number) => {
+    const user = app.usersRepo.findById(id);
+    return { id, email: user?.email ?? `user ${id}` };
+  };
+  /** Each user's send queue: depth, oldest waiting message, and whether its number is paused (throttled by the network). */
+  const queuesNow = (now: Date) => {
+    const paused = new Map(app.sendQueue.pauses().map((p) => [p.userId, p.pausedUntil]));
+    return app.queueRepo.stats().map((q) => {
+      const until = paused.get(q.userId) ?? 0;
+      const user = app.usersRepo.findById(q.userId);
+      return {
+        owner: ownerOf(q.userId), phoneNumberId: user?.messagingPhoneNumberId ?? null, rate: user?.messagingRate ?? null, depth: q.depth,
+        oldest: when(q.oldest, now, zone()), pausedUntil: until > now.getTime() ? when(until, now, zone()) : null,
+      };
+    });
+  };
 
   app.get('/user/:id', {
     preValidation: app.adminPage,
@@ -37,6 +57,7 @@ const adminConsole: FastifyPluginAsyncTypebox = async (app) => {
       title: row.email, admin: request.currentUser, section: 'users', scripts: CONSOLE_SCRIPTS, timezone: zone(),
       user: publicUserNow(row, app), self: row.id === request.currentUser!.id, usage,
       holdings: app.usageRepo.holdings(row.id),
+      waiting: app.queueRepo.waiting(row.id, WAITING_SHOWN + 1).map((m) => waitingRow(m, now, zone())), waitingShown: WAITING_SHOWN,
       changes: app.auditRepo.ofTarget(row.id, 10).map((r) => auditRow(auditEntryJson(r), now, zone())),
     });
   });
@@ -70,6 +91,11 @@ const adminConsole: FastifyPluginAsyncTypebox = async (app) => {
         .map((e) => misroutedRow(e, now, zone(), (number) => app.usersRepo.findByPhoneNumberId(number))),
       failed: app.webhookEventsRepo.page({ states: ['failed', 'dead'], limit: CALLBACKS_SHOWN }).map((e) => failedCallbackRow(e, now, zone())),
       backlog: app.webhookEventsRepo.backlog(),
+      endpoints: app.eventEndpointsRepo.all(ENDPOINTS_SHOWN).map((row) => ({
+        owner: ownerOf(row.userId),
+        ...endpointRow(endpointView(row, app.eventsRepo.lastSeq(row.userId), app.eventEndpointsRepo.parked(row.id)), now, zone()),
+      })),
+      queues: queuesNow(now),
     });
   });
 };

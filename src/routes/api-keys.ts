@@ -6,6 +6,7 @@ import { CreatedKey, KeyList, KeyParams, NewKeyBody } from '../../schemas/events
 import { AppError } from '../errors';
 import { checkUserScope } from '../events/access';
 import { API_KEY_PREFIX } from '../plugins/api-key-auth';
+import { actorOf, recordAudit } from '../services/audit';
 import { isoUtc } from '../support/iso-utc';
 
 export const MAX_KEYS = 20;
@@ -24,7 +25,13 @@ const apiKeys: FastifyPluginAsyncTypebox = async (app) => {
     const user = checkUserScope(request.currentUser!, request.params.id, app.usersRepo.findById);
     const key = API_KEY_PREFIX + randomBytes(32).toString('base64url');
     const now = app.now().getTime();
-    const row = await app.writer.write(() => app.apiKeysRepo.create(user.id, request.body.name, key, now, MAX_KEYS));
+    const actor = actorOf(request.currentUser, request.ip);
+    const row = await app.writer.write(() => {
+      const created = app.apiKeysRepo.create(user.id, request.body.name, key, now, MAX_KEYS);
+      // The audit row names the key (id, name, last 4 as listed), never the key.
+      if (created) recordAudit(app.auditRepo, { actor, action: 'key.created', target: user, at: app.now(), details: { key_id: created.id, name: created.name } });
+      return created;
+    });
     if (!row) throw new AppError(409, 'TOO_MANY_KEYS', `A user holds at most ${MAX_KEYS} API keys; revoke one first`);
     return reply.code(201).send({ id: row.id, name: row.name, key, created_at: isoUtc(row.createdAt) });
   });
@@ -54,7 +61,13 @@ const apiKeys: FastifyPluginAsyncTypebox = async (app) => {
     },
   }, async (request, reply) => {
     const user = checkUserScope(request.currentUser!, request.params.id, app.usersRepo.findById);
-    const revoked = await app.writer.write(() => app.apiKeysRepo.revoke(user.id, request.params.key_id));
+    const actor = actorOf(request.currentUser, request.ip);
+    const revoked = await app.writer.write(() => {
+      const name = app.apiKeysRepo.list(user.id).find((k) => k.id === request.params.key_id)?.name;
+      const gone = app.apiKeysRepo.revoke(user.id, request.params.key_id);
+      if (gone) recordAudit(app.auditRepo, { actor, action: 'key.revoked', target: user, at: app.now(), details: { key_id: request.params.key_id, name } });
+      return gone;
+    });
     if (!revoked) throw new AppError(404, 'KEY_NOT_FOUND', 'No such API key for this user');
     app.eventStreams.recheck(user.id);
     return reply.code(204).send();

@@ -6,6 +6,7 @@ import {
   AttemptAnswer, CreatedEndpoint, Endpoint, EndpointList, EndpointParams, NewEndpointBody, ParkedParams, ReplayBody, UpdateEndpointBody,
 } from '../../schemas/events';
 import { AppError } from '../errors';
+import { actorOf, recordAudit, type AuditAction } from '../services/audit';
 import { checkUserScope } from '../events/access';
 import type { PostResult } from '../events/endpoint-client';
 import { newEndpointSecret } from '../events/webhook-signature';
@@ -18,6 +19,8 @@ const security: { [name: string]: string[] }[] = [{ bearer: [] }, { cookie: [] }
 const tags = ['events'];
 const notFound = () => new AppError(404, 'ENDPOINT_NOT_FOUND', 'No such event endpoint for this user');
 const badUrl = (message: string) => new AppError(400, 'ENDPOINT_URL_REFUSED', message);
+/** The audit row names an endpoint by id and host only: a path or query may carry a receiver's own secret. */
+const hostOf = (url: string) => URL.parse(url)?.host ?? null;
 
 function attemptAnswer(result: PostResult | undefined) {
   if (result === undefined) return { delivered: false, status: null, duration_ms: 0, error: 'the secret cannot be decrypted with this key' };
@@ -34,6 +37,14 @@ const eventEndpoints: FastifyPluginAsyncTypebox = async (app) => {
     const row = app.eventEndpointsRepo.byId(params.endpoint_id);
     if (!row || row.userId !== user.id) throw notFound();
     return row;
+  }
+  /** Records a change to an endpoint of `userId` (call inside the write of the change). */
+  function audit(request: FastifyRequest, action: AuditAction, row: EndpointRow, details: Record<string, unknown> = {}) {
+    const owner = app.usersRepo.findById(row.userId);
+    recordAudit(app.auditRepo, {
+      actor: actorOf(request.currentUser, request.ip), action, target: owner ? { id: owner.id, email: owner.email } : null, at: app.now(),
+      details: { endpoint_id: row.id, url_host: hostOf(row.url), ...details },
+    });
   }
   async function checkUrl(url: string): Promise<void> {
     const refused = await app.endpointAddresses.checkUrl(url);
@@ -54,10 +65,14 @@ const eventEndpoints: FastifyPluginAsyncTypebox = async (app) => {
     const { url, types, description } = request.body;
     await checkUrl(url);
     const secret = newEndpointSecret();
-    const row = await app.writer.write(() => app.eventEndpointsRepo.create({
-      userId: user.id, url, description: description ?? null, typesJson: types === undefined ? null : JSON.stringify(types),
-      secretSealed: app.tokenCipher.seal(secret),
-    }, app.now().getTime(), MAX_ENDPOINTS));
+    const row = await app.writer.write(() => {
+      const created = app.eventEndpointsRepo.create({
+        userId: user.id, url, description: description ?? null, typesJson: types === undefined ? null : JSON.stringify(types),
+        secretSealed: app.tokenCipher.seal(secret),
+      }, app.now().getTime(), MAX_ENDPOINTS);
+      if (created) audit(request, 'endpoint.created', created);
+      return created;
+    });
     if (!row) throw new AppError(409, 'TOO_MANY_ENDPOINTS', `A user has at most ${MAX_ENDPOINTS} event endpoints; delete one first`);
     return reply.code(201).send({ ...view(row), secret });
   });
@@ -92,10 +107,14 @@ const eventEndpoints: FastifyPluginAsyncTypebox = async (app) => {
     const row = endpointOf(request.currentUser!, request.params);
     const { url, types, description, enabled } = request.body;
     if (url !== undefined) await checkUrl(url);
-    const updated = await app.writer.write(() => app.eventEndpointsRepo.update(row.id, {
-      ...(url === undefined ? {} : { url }), ...(description === undefined ? {} : { description }),
-      ...(types === undefined ? {} : { typesJson: types === null ? null : JSON.stringify(types) }), ...(enabled === undefined ? {} : { enabled }),
-    }, app.now().getTime()));
+    const updated = await app.writer.write(() => {
+      const changed = app.eventEndpointsRepo.update(row.id, {
+        ...(url === undefined ? {} : { url }), ...(description === undefined ? {} : { description }),
+        ...(types === undefined ? {} : { typesJson: types === null ? null : JSON.stringify(types) }), ...(enabled === undefined ? {} : { enabled }),
+      }, app.now().getTime());
+      if (changed) audit(request, 'endpoint.changed', changed, { fields: Object.keys(request.body), ...(enabled === undefined ? {} : { enabled }) });
+      return changed;
+    });
     if (!updated) throw notFound();
     app.eventDeliveries.tick();
     return view(updated);
@@ -109,7 +128,9 @@ const eventEndpoints: FastifyPluginAsyncTypebox = async (app) => {
     },
   }, async (request, reply) => {
     const row = endpointOf(request.currentUser!, request.params);
-    await app.writer.write(() => app.eventEndpointsRepo.remove(row.id));
+    await app.writer.write(() => {
+      if (app.eventEndpointsRepo.remove(row.id)) audit(request, 'endpoint.deleted', row);
+    });
     return reply.code(204).send();
   });
 
@@ -136,9 +157,13 @@ const eventEndpoints: FastifyPluginAsyncTypebox = async (app) => {
     if (after < oldest - 1) {
       throw new AppError(410, 'EVENTS_CURSOR_EXPIRED', `Events after ${after} are no longer kept; replay after ${oldest - 1} or later`, { oldest_available: oldest });
     }
-    const updated = await app.writer.write(() => app.eventEndpointsRepo.settle(row.id, {
-      cursor: Math.min(after, app.eventsRepo.lastSeq(row.userId)), batchId: null, batchLast: null, refusals: 0, nextAttemptAt: 0,
-    }));
+    const updated = await app.writer.write(() => {
+      const moved = app.eventEndpointsRepo.settle(row.id, {
+        cursor: Math.min(after, app.eventsRepo.lastSeq(row.userId)), batchId: null, batchLast: null, refusals: 0, nextAttemptAt: 0,
+      });
+      if (moved) audit(request, 'endpoint.changed', moved, { replay_after: after });
+      return moved;
+    });
     app.eventDeliveries.tick();
     return view(updated!);
   });

@@ -77,10 +77,16 @@ const messageQueue: FastifyPluginAsyncTypebox = async (app) => {
       tags: ['messages'], security: SessionSecurity, operationId: 'cancelQueuedMessage',
       summary: 'Cancel a queued or scheduled message',
       description: 'The message becomes `failed` with error code CANCELLED and its credit is refunded. 409 `MESSAGE_NOT_QUEUED` once it is '
-        + 'being sent (or was sent, failed or cancelled already); 404 `MESSAGE_NOT_FOUND` for a message that is not one of yours.',
+        + 'being sent (or was sent, failed or cancelled already); 404 `MESSAGE_NOT_FOUND` for a message that is not one of yours (an ADMIN may cancel any user\'s).',
       params: IdParams,
       response: { 200: Message, ...errors(400, 401, 403, 404, 409) },
     },
-  }, async (request) => cancelQueued(app.queueDeps, request.currentUser!, request.params.id));
+  }, async (request) => {
+    const caller = request.currentUser!;
+    // An ADMIN cancels any user's message (the console's queue view), as the message's owner would: refunded to that owner.
+    const ownerId = caller.role === 'ADMIN' ? app.messagesRepo.findById(request.params.id)?.userId : undefined;
+    const owner = ownerId === undefined || ownerId === caller.id ? caller : app.usersRepo.findById(ownerId) ?? caller;
+    return cancelQueued(app.queueDeps, owner, request.params.id);
+  });
 };
 export default messageQueue;

@@ -8,7 +8,7 @@ import { detailsText } from './audit-view';
 
 /** A time shown short, with the full instant as its tooltip. */
 export interface When { text: string; title: string; iso: string }
-const when = (ms: number, now: Date, zone: string): When => ({ text: whenWithTime(ms, now, zone), title: fullTime(ms, zone), iso: new Date(ms).toISOString() });
+export const when = (ms: number, now: Date, zone: string): When => ({ text: whenWithTime(ms, now, zone), title: fullTime(ms, zone), iso: new Date(ms).toISOString() });
 
 export function userListRow(user: User, lastActivity: number | null, now: Date, zone: string) {
   return {

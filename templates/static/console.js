@@ -4,10 +4,14 @@
 //   data-changed-only         send only the fields whose value differs from the page's (an edit form)
 //   data-body                 a fixed JSON body instead of the fields (e.g. {"messaging_token":null}); "none": no body
 //   data-after                reload | goto (data-goto) | user (the answer's id) | password (into data-output) | replay
+//                             | secret (the answer's data-field, shown once into data-output) | attempt (a delivery's outcome)
 // Fields: a checkbox sends true/false; data-kind="int" sends a number; data-empty="null" sends null for an empty value,
 // data-empty="omit" leaves it out. A form with [data-confirm] keeps its submit button disabled until that field holds
 // the expected text (a typed confirmation).
 'use strict';
+
+/** After these the page stays (it shows the answer), so the button is enabled again. */
+const STAYS = new Set(['password', 'replay', 'secret', 'attempt']);
 
 function unchanged(field) {
   if (field.type === 'checkbox') return field.checked === field.defaultChecked;
@@ -55,6 +59,20 @@ async function after(form, answer) {
     output.focus();
     return undefined;
   }
+  if (how === 'secret') {
+    const output = document.getElementById(form.dataset.output);
+    output.querySelector('code').textContent = answer[form.dataset.field];
+    output.hidden = false;
+    form.reset();
+    output.focus();
+    return undefined;
+  }
+  if (how === 'attempt') {
+    const outcome = answer.delivered ? 'Delivered' : 'Not delivered';
+    const detail = answer.status === null ? answer.error : `HTTP ${answer.status}`;
+    show(form.querySelector('.form-status'), `${outcome}: ${detail}, ${answer.duration_ms} ms`);
+    return undefined;
+  }
   if (how === 'replay') {
     const row = form.closest('tr');
     show(row.querySelector('[data-state]'), answer.state);
@@ -84,7 +102,7 @@ async function submit(form) {
     const answer = response.status === 204 ? {} : await response.json().catch(() => ({}));
     if (response.ok) {
       await after(form, answer);
-      if (form.dataset.after !== 'password' && form.dataset.after !== 'replay') return undefined;
+      if (!STAYS.has(form.dataset.after)) return undefined;
     } else if (response.status === 401) {
       show(error, 'Your session has ended: log in again (this page keeps what you typed until you leave it).');
     } else {
