@@ -92,8 +92,9 @@ export function createMessagesRepo(db: DB, renderer: MessageRenderer) {
   // stored, outbound (an upload's id) when the network accepted it.
   const enqueueMedia = client.prepare<[number, string | null]>(
     "INSERT OR IGNORE INTO media_downloads (message_id) SELECT ? WHERE json_extract(?, '$.id') IS NOT NULL");
-  const ownerOf = client.prepare<[number], { userId: number; createdAt: number; mediaJson: string | null }>(
-    'SELECT user_id AS userId, created_at AS createdAt, media_json AS mediaJson FROM messages WHERE id = ?');
+  const ownerOf = client.prepare<[number], { userId: number; createdAt: number; mediaJson: string | null; conversationId: number; contactId: number | null }>(
+    `SELECT m.user_id AS userId, m.created_at AS createdAt, m.media_json AS mediaJson, m.conversation_id AS conversationId,
+      v.contact_id AS contactId FROM messages m JOIN conversations v ON v.id = m.conversation_id WHERE m.id = ?`);
   // One write: the wamid, the contact's conversation, and `accepted` unless a raced status is already past it.
   const accept = client.prepare<{ id: number; wamid: string; at: number; conversationId: number }>(`
     UPDATE messages SET wamid = @wamid, conversation_id = @conversationId,
@@ -185,15 +186,17 @@ export function createMessagesRepo(db: DB, renderer: MessageRenderer) {
         mediaJson: m.mediaJson ?? null, locationJson: m.locationJson ?? null, replyTo: m.replyTo ?? null,
       }).lastInsertRowid);
       listed.refresh(id);
-      appendEvent('message.sent', id);
+      appendEvent('message.sent', id, null, m.userId);
       return id;
     },
 
     /** The network accepted it: record its wamid in the contact the network answered, then apply this user's statuses that raced ahead (call inside one write). */
     markAccepted(messageId: number, wamid: string, contact: ContactRef | string, at: number): void {
       const owner = ownerOf.get(messageId)!;
-      accept.run({ id: messageId, wamid, at, conversationId: conversationId(owner.userId, contact, owner.createdAt, null) });
-      appendEvent('message.status', messageId, 'accepted');
+      // The contact it was stored under (the usual answer) keeps its conversation as it is: no second write of it.
+      const same = typeof contact !== 'string' && contact.contactId === owner.contactId;
+      accept.run({ id: messageId, wamid, at, conversationId: same ? owner.conversationId : conversationId(owner.userId, contact, owner.createdAt, null) });
+      appendEvent('message.status', messageId, 'accepted', owner.userId);
       // Media sent by the id of an upload: the archive keeps a copy too (fetched back by the download worker, with the
       // inbound files' limits and rules), so the thread shows what was sent. Sent by link: nothing to keep.
       if (owner.mediaJson) enqueueMedia.run(messageId, owner.mediaJson);
