@@ -58,6 +58,7 @@ async function main(): Promise<void> {
         if (res.statusCode !== 202) throw new Error(`batch: ${res.statusCode} ${res.body}`);
       }
     }
+    const queuedAt = Date.now(); // the sandbox's clock
     process.stderr.write(`queued ${perUser * USERS} messages in ${((performance.now() - started) / 1000).toFixed(1)} s; sending at ${RATE}/s per number…\n`);
     const waiting = app.db.$client.prepare("SELECT count(*) FROM messages WHERE status IN ('queued', 'scheduled', 'pending')").pluck();
     while ((waiting.get() as number) > 0) await new Promise((resolve) => setTimeout(resolve, 500));
@@ -68,13 +69,16 @@ async function main(): Promise<void> {
       if (match) byNumber.set(match[1]!, [...(byNumber.get(match[1]!) ?? []), request]);
     }
     let worst = 0;
-    console.log('phone_number_id     sent   rate/s   max in 1 s');
+    // The rate over the whole run, and over the part after every batch was queued (the batches' writes compete with
+    // the sends before that): on a quiet machine both are within 2 % of the rate.
+    const rateOf = (times: number[]) => (times.length < 2 ? NaN : ((times.length - 1) * 1000) / (times.at(-1)! - times[0]!));
+    console.log('phone_number_id     sent   rate/s   rate/s once all queued   max in 1 s');
     for (const [id, requests] of [...byNumber].sort()) {
       const times = requests.map((r) => r.at).sort((a, b) => a - b);
-      const rate = ((times.length - 1) * 1000) / (times.at(-1)! - times[0]!);
       const max = maxWindow(times);
       worst = Math.max(worst, max);
-      console.log(`${id.padEnd(18)} ${String(times.length).padStart(5)}   ${rate.toFixed(2).padStart(6)}   ${String(max).padStart(4)}`);
+      console.log(`${id.padEnd(18)} ${String(times.length).padStart(5)}   ${rateOf(times).toFixed(2).padStart(6)}   `
+        + `${rateOf(times.filter((t) => t >= queuedAt)).toFixed(2).padStart(22)}   ${String(max).padStart(10)}`);
     }
     console.log(`rate ${RATE}/s: busiest 1 s window ${worst} (${worst <= RATE ? 'never above the rate' : 'ABOVE THE RATE'})`);
     process.exitCode = worst <= RATE ? 0 : 1;
