@@ -13,6 +13,7 @@ import type { BodyKind } from './bodies';
 import type { Answer, Job, Side, Summary } from './loadgen';
 import { startLoadGenerator, type LoadGenerator } from './loadgen-client';
 import { peakRssMb, settledCpuSeconds, startServer, type Running } from './processes';
+import { runScale } from './scale';
 import { BENCH_PASSWORD, bigUser, seed, smallUser } from './seed';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
@@ -118,15 +119,16 @@ async function main(): Promise<void> {
       { SANDBOX_PHONE_NUMBER_ID: big!.phoneNumberId, SANDBOX_TOKEN: big!.token }, '/_sandbox/requests');
     servers.push(sandbox);
 
+    const gatewayEnv = (sandboxUrl: string, databasePath: string): Record<string, string> => ({
+      DATABASE_PATH: databasePath, LOG_LEVEL: 'warn', MESSAGING_APP_SECRET: APP_SECRET, MESSAGING_VERIFY_TOKEN: 'bench',
+      JWT_SECRET: 'bench-jwt-secret-bench-jwt-secret-0123', MESSAGING_API_URL: `${sandboxUrl}/v23.0`,
+      // As `npm start` and the systemd unit of the README run it.
+      MALLOC_ARENA_MAX: process.env.MALLOC_ARENA_MAX ?? '2',
+    });
     // Each build gets its own copy of the seeded database (and the token key file beside it).
     const startGateway = async (label: string, script: string, name: string): Promise<Build> => {
       cpSync(join(dir, 'seed'), join(dir, name), { recursive: true });
-      const gateway = await startServer(script, {
-        DATABASE_PATH: join(dir, name, 'bench.db'), LOG_LEVEL: 'warn', MESSAGING_APP_SECRET: APP_SECRET, MESSAGING_VERIFY_TOKEN: 'bench',
-        JWT_SECRET: 'bench-jwt-secret-bench-jwt-secret-0123', MESSAGING_API_URL: `${sandbox.url}/v23.0`,
-        // As `npm start` and the systemd unit of the README run it.
-        MALLOC_ARENA_MAX: process.env.MALLOC_ARENA_MAX ?? '2',
-      });
+      const gateway = await startServer(script, gatewayEnv(sandbox.url, join(dir, name, 'bench.db')));
       servers.push(gateway);
       return { label, gateway, bigCookie: await login(gateway.url, 'big@bench.local'), smallCookie: await login(gateway.url, 'small@bench.local') };
     };
@@ -277,6 +279,11 @@ async function main(): Promise<void> {
       }
       out.push(...verdicts);
     }
+    // The event log's and the send queue's scale scenarios: this tree only, on a gateway of their own (after the others,
+    // so their streams, deliveries and queue do not load the scenarios above).
+    out.push(...await runScale({ dir, only: ONLY, rounds: ROUNDS, seconds: SECONDS, connections: CONNECTIONS, pipelining: PIPELINING,
+      appSecret: APP_SECRET, webhook: WEBHOOK, big: big!, small: small!, bodyData: { phoneNumberId: big!.phoneNumberId, wamids: big!.wamids, contacts: big!.contacts, image },
+      ask, log, servers, gatewayEnv }));
     console.log(out.join('\n'));
   } finally {
     loadgen.close();

@@ -33,16 +33,16 @@ function busiest(times: number[]): number {
 }
 
 /** `count` calls at `rate`, each answered `answerMs` after it left; their start times. */
-async function paced(rate: number, count: number, answerMs: number): Promise<number[]> {
+async function paced(rate: number, count: number, answerMs: number | ((i: number) => number)): Promise<number[]> {
   const v = virtualClock();
   const pacer = createPacer(v.clock);
   const starts: number[] = [];
-  const all = Array.from({ length: count }, async () => {
+  const all = Array.from({ length: count }, async (_, i) => {
     const turn = pacer.turn('n', rate, Infinity);
     const done = await turn.go();
     const sent = v.clock.now();
     starts.push(sent);
-    await v.clock.sleep(answerMs);
+    await v.clock.sleep(typeof answerMs === 'number' ? answerMs : answerMs(i));
     done();
   });
   let settled = false;
@@ -66,4 +66,10 @@ t.test('an answer back sooner than the allowance lets the next window open from 
   const starts = await paced(5, 20, 1);
   t.equal(busiest(starts), 5);
   t.same(starts.slice(0, 6).map((s) => Math.round(s)), [0, 200, 401, 601, 802, 1003], 'the 6th leaves 1 s + 2 ms after the 1st was answered');
+});
+
+t.test('a call answered much later than the number’s fastest answer is taken to have arrived late: the window waits for it', async (t) => {
+  const starts = await paced(5, 10, (i) => (i === 0 ? 300 : 1));
+  t.equal(busiest(starts), 5);
+  t.same(starts.slice(0, 6).map((s) => Math.round(s)), [0, 200, 401, 601, 802, 1302], 'the 6th leaves 1 s + 2 ms after the 1st was answered (300 ms): the fastest answer (1 ms) is within the allowance, nothing is taken off');
 });
