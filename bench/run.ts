@@ -221,7 +221,7 @@ async function main(): Promise<void> {
       + `${CONNECTIONS} connections × ${PIPELINING} pipelined); ${MESSAGES.toLocaleString('en-US')} + 1,000 messages seeded; node ${process.version}`);
     out.push('Figures: median (min–max) over the rounds. ratio = gateway req/s ÷ reference req/s within the same round. '
       + 'CPU = server CPU time (user + system, all threads, from /proc/<pid>/stat) per request, the figure least moved by other load on the machine.\n');
-    out.push('| scenario | side | req/s | ratio | server CPU µs/request | p50 / p99 ms | errors | target | met |', '|---|---|---|---|---|---|---|---|---|');
+    if (selected(throughputs).length > 0) out.push('| scenario | side | req/s | ratio | server CPU µs/request | p50 / p99 ms | errors | target | met |', '|---|---|---|---|---|---|---|---|---|');
     const verdicts: string[] = [];
     for (const scenario of selected(throughputs)) {
       const sides = [scenario.reference(builds[0]!), ...builds.map((b) => scenario.gateway(b))];
@@ -238,8 +238,10 @@ async function main(): Promise<void> {
           + `${errorsOf(list)} | ${side === sides[0] ? '' : scenario.target} | ${met} |`);
       }
     }
-    out.push('', '| listing | build | p50 ms per round | worst p50 | p99 ms, median (min–max) | server CPU µs/request | target | met in every round |',
-      '|---|---|---|---|---|---|---|---|');
+    if (selected(listings).length > 0) {
+      out.push('', '| listing | build | p50 ms per round | worst p50 | p99 ms, median (min–max) | server CPU µs/request | target | met in every round |',
+        '|---|---|---|---|---|---|---|---|');
+    }
     for (const listing of selected(listings)) {
       for (const b of builds) {
         const list = listingRuns.get(key(listing.name, b.label)) ?? [];
