@@ -1,13 +1,15 @@
 // `npm run bench:pacing`: 10,000 queued messages over 5 users at messaging_rate 80 against the sandbox network. Prints
 // each phone number's measured rate at the sandbox (from its recorded arrival times) and its busiest 1 s window; exits 1
-// when a window holds more than the rate. Gateway and sandbox run in this one process (the sandbox on loopback).
+// when a window holds more than the rate. The gateway runs in this process, the sandbox in its own (as a network would:
+// its arrival times are not held up by the gateway's event loop).
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { buildApp } from '../src/app';
 import { parseConfig } from '../src/config';
-import { startSandbox, type RecordedRequest } from '../src/sandbox/server';
+import type { RecordedRequest } from '../src/sandbox/server';
 import { hashPassword } from '../src/services/passwords';
+import { startServer } from './processes';
 
 const USERS = Number(process.env.BENCH_PACING_USERS ?? 5);
 const MESSAGES = Number(process.env.BENCH_PACING_MESSAGES ?? 10_000);
@@ -26,7 +28,11 @@ function maxWindow(times: number[]): number {
 
 async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'gateway-bench-pacing-'));
-  const sandbox = await startSandbox({ enabled: false });
+  const accounts = Array.from({ length: USERS }, (_, i) => ({ phoneNumberId: `10000000000000${i}`, token: `EAAbench-token-${i}` }));
+  const sandbox = await startServer(join(__dirname, 'sandbox-process.js'), {
+    SANDBOX_PHONE_NUMBER_ID: accounts[0]!.phoneNumberId, SANDBOX_TOKEN: accounts[0]!.token, SANDBOX_RECORD: '1',
+    SANDBOX_ACCOUNTS: accounts.slice(1).map((a) => `${a.phoneNumberId}:${a.token}`).join(','),
+  }, '/_sandbox/users');
   const config = parseConfig({
     DATABASE_PATH: join(dir, 'bench.db'), LOG_LEVEL: 'warn', JWT_SECRET: 'bench-secret-bench-secret-bench-secret-0',
     MESSAGING_API_URL: `${sandbox.url}/v23.0`,
@@ -35,10 +41,7 @@ async function main(): Promise<void> {
   try {
     await app.ready();
     const passwordHash = await hashPassword('bench-password');
-    const users = Array.from({ length: USERS }, (_, i) => {
-      const phoneNumberId = `10000000000000${i}`;
-      const token = `EAAbench-token-${i}`;
-      sandbox.addAccount({ phoneNumberId, token });
+    const users = accounts.map(({ phoneNumberId, token }, i) => {
       const result = app.usersRepo.create({
         email: `pacing${i}@example.com`, passwordHash, messagingToken: token, messagingPhoneNumberId: phoneNumberId,
         monthlyCredits: MESSAGES, messagingRate: RATE,
@@ -58,29 +61,34 @@ async function main(): Promise<void> {
         if (res.statusCode !== 202) throw new Error(`batch: ${res.statusCode} ${res.body}`);
       }
     }
+    const queuedAt = Date.now(); // the sandbox's clock
     process.stderr.write(`queued ${perUser * USERS} messages in ${((performance.now() - started) / 1000).toFixed(1)} s; sending at ${RATE}/s per number…\n`);
     const waiting = app.db.$client.prepare("SELECT count(*) FROM messages WHERE status IN ('queued', 'scheduled', 'pending')").pluck();
     while ((waiting.get() as number) > 0) await new Promise((resolve) => setTimeout(resolve, 500));
 
     const byNumber = new Map<string, RecordedRequest[]>();
-    for (const request of sandbox.requests) {
+    const { requests } = (await (await fetch(`${sandbox.url}/_sandbox/requests`)).json()) as { requests: RecordedRequest[] };
+    for (const request of requests) {
       const match = /\/([0-9]+)\/messages$/.exec(request.path);
       if (match) byNumber.set(match[1]!, [...(byNumber.get(match[1]!) ?? []), request]);
     }
     let worst = 0;
-    console.log('phone_number_id     sent   rate/s   max in 1 s');
+    // The rate over the whole run, and over the part after every batch was queued (the batches' writes compete with
+    // the sends before that): on a quiet machine both are within 2 % of the rate.
+    const rateOf = (times: number[]) => (times.length < 2 ? NaN : ((times.length - 1) * 1000) / (times.at(-1)! - times[0]!));
+    console.log('phone_number_id     sent   rate/s   rate/s once all queued   max in 1 s');
     for (const [id, requests] of [...byNumber].sort()) {
       const times = requests.map((r) => r.at).sort((a, b) => a - b);
-      const rate = ((times.length - 1) * 1000) / (times.at(-1)! - times[0]!);
       const max = maxWindow(times);
       worst = Math.max(worst, max);
-      console.log(`${id.padEnd(18)} ${String(times.length).padStart(5)}   ${rate.toFixed(2).padStart(6)}   ${String(max).padStart(4)}`);
+      console.log(`${id.padEnd(18)} ${String(times.length).padStart(5)}   ${rateOf(times).toFixed(2).padStart(6)}   `
+        + `${rateOf(times.filter((t) => t >= queuedAt)).toFixed(2).padStart(22)}   ${String(max).padStart(10)}`);
     }
     console.log(`rate ${RATE}/s: busiest 1 s window ${worst} (${worst <= RATE ? 'never above the rate' : 'ABOVE THE RATE'})`);
     process.exitCode = worst <= RATE ? 0 : 1;
   } finally {
     await app.close();
-    await sandbox.close();
+    await sandbox.stop();
     rmSync(dir, { recursive: true, force: true });
   }
 }

@@ -13,6 +13,7 @@ import type { BodyKind } from './bodies';
 import type { Answer, Job, Side, Summary } from './loadgen';
 import { startLoadGenerator, type LoadGenerator } from './loadgen-client';
 import { peakRssMb, settledCpuSeconds, startServer, type Running } from './processes';
+import { runScale } from './scale';
 import { bigUser, login, seed, smallUser, unpaced } from './seed';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
@@ -111,15 +112,16 @@ async function main(): Promise<void> {
       { SANDBOX_PHONE_NUMBER_ID: big!.phoneNumberId, SANDBOX_TOKEN: big!.token }, '/_sandbox/requests');
     servers.push(sandbox);
 
+    const gatewayEnv = (sandboxUrl: string, databasePath: string): Record<string, string> => ({
+      DATABASE_PATH: databasePath, LOG_LEVEL: 'warn', MESSAGING_APP_SECRET: APP_SECRET, MESSAGING_VERIFY_TOKEN: 'bench',
+      JWT_SECRET: 'bench-jwt-secret-bench-jwt-secret-0123', MESSAGING_API_URL: `${sandboxUrl}/v23.0`,
+      // As `npm start` and the systemd unit of the README run it.
+      MALLOC_ARENA_MAX: process.env.MALLOC_ARENA_MAX ?? '2',
+    });
     // Each build gets its own copy of the seeded database (and the token key file beside it).
     const startGateway = async (label: string, script: string, name: string): Promise<Build> => {
       cpSync(join(dir, 'seed'), join(dir, name), { recursive: true });
-      const gateway = await startServer(script, {
-        DATABASE_PATH: join(dir, name, 'bench.db'), LOG_LEVEL: 'warn', MESSAGING_APP_SECRET: APP_SECRET, MESSAGING_VERIFY_TOKEN: 'bench',
-        JWT_SECRET: 'bench-jwt-secret-bench-jwt-secret-0123', MESSAGING_API_URL: `${sandbox.url}/v23.0`,
-        // As `npm start` and the systemd unit of the README run it.
-        MALLOC_ARENA_MAX: process.env.MALLOC_ARENA_MAX ?? '2',
-      });
+      const gateway = await startServer(script, gatewayEnv(sandbox.url, join(dir, name, 'bench.db')));
       servers.push(gateway);
       await unpaced(gateway.url, big!.id);
       return { label, gateway, bigCookie: await login(gateway.url, 'big@bench.local'), smallCookie: await login(gateway.url, 'small@bench.local') };
@@ -213,7 +215,7 @@ async function main(): Promise<void> {
       + `${CONNECTIONS} connections × ${PIPELINING} pipelined); ${MESSAGES.toLocaleString('en-US')} + 1,000 messages seeded; node ${process.version}`);
     out.push('Figures: median (min–max) over the rounds. ratio = gateway req/s ÷ reference req/s within the same round. '
       + 'CPU = server CPU time (user + system, all threads, from /proc/<pid>/stat) per request, the figure least moved by other load on the machine.\n');
-    out.push('| scenario | side | req/s | ratio | server CPU µs/request | p50 / p99 ms | errors | target | met |', '|---|---|---|---|---|---|---|---|---|');
+    if (selected(throughputs).length > 0) out.push('| scenario | side | req/s | ratio | server CPU µs/request | p50 / p99 ms | errors | target | met |', '|---|---|---|---|---|---|---|---|---|');
     const verdicts: string[] = [];
     for (const scenario of selected(throughputs)) {
       const sides = [scenario.reference(builds[0]!), ...builds.map((b) => scenario.gateway(b))];
@@ -230,8 +232,10 @@ async function main(): Promise<void> {
           + `${errorsOf(list)} | ${side === sides[0] ? '' : scenario.target} | ${met} |`);
       }
     }
-    out.push('', '| listing | build | p50 ms per round | worst p50 | p99 ms, median (min–max) | server CPU µs/request | target | met in every round |',
-      '|---|---|---|---|---|---|---|---|');
+    if (selected(listings).length > 0) {
+      out.push('', '| listing | build | p50 ms per round | worst p50 | p99 ms, median (min–max) | server CPU µs/request | target | met in every round |',
+        '|---|---|---|---|---|---|---|---|');
+    }
     for (const listing of selected(listings)) {
       for (const b of builds) {
         const list = listingRuns.get(key(listing.name, b.label)) ?? [];
@@ -271,6 +275,11 @@ async function main(): Promise<void> {
       }
       out.push(...verdicts);
     }
+    // The event log's and the send queue's scale scenarios: this tree only, on a gateway of their own (after the others,
+    // so their streams, deliveries and queue do not load the scenarios above).
+    out.push(...await runScale({ dir, only: ONLY, rounds: ROUNDS, seconds: SECONDS, connections: CONNECTIONS, pipelining: PIPELINING,
+      appSecret: APP_SECRET, webhook: WEBHOOK, big: big!, small: small!, bodyData: { phoneNumberId: big!.phoneNumberId, wamids: big!.wamids, contacts: big!.contacts, image },
+      ask, log, servers, gatewayEnv }));
     console.log(out.join('\n'));
   } finally {
     loadgen.close();

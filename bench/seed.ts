@@ -14,7 +14,7 @@ import { hashPassword } from '../src/services/passwords';
 export interface UserSpec { email: string; phoneNumberId: string; token: string; messages: number; contacts: number; wamids: number }
 export interface Seeded { id: number; phoneNumberId: string; token: string; wamids: string[]; contacts: number }
 
-const BENCH_PASSWORD = 'bench-password-123';
+export const BENCH_PASSWORD = 'bench-password-123';
 
 function seedMessages(sqlite: Database.Database, userId: number, spec: UserSpec, now: number): string[] {
   // Each conversation belongs to a contact (its number and name), as the gateway stores them; before contacts existed

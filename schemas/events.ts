@@ -16,7 +16,7 @@ export const Event = Type.Object({
   data: Type.Object({
     message: Nullable({ ...Message, description: 'The message as it stands when the event is read (listing shape); null for contact.updated and once retention deleted it' }),
     contact: Nullable(EventContact),
-    status: Type.Optional(Type.String({ description: 'message.status: the status this event recorded (accepted, sent, delivered, read, failed)' })),
+    status: Type.Optional(Type.String({ description: 'message.status: the status this event recorded (queued, pending, accepted, sent, delivered, read, failed); message.sent of a queued or scheduled send: queued or scheduled (absent for a direct send)' })),
   }),
 }, { title: 'Event', description: 'One entry of the per-user event log' });
 export type EventJson = Static<typeof Event>;

@@ -50,6 +50,8 @@ export const ConfigSchema = Type.Object({
   // Event endpoints: plain http allowed (else https only), and address ranges allowed despite being private/loopback.
   eventEndpointsAllowHttp: Bool,
   eventEndpointsAllowedCidrs: Type.Array(Type.String()),
+  // Event streams one user may hold open at once.
+  eventStreamsPerUser: Type.Integer({ minimum: 1, maximum: 10_000 }),
   metricsToken: Type.Optional(Type.String({ minLength: 16 })),
   // Largest inbound media file archived, in bytes.
   mediaMaxBytes: Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER }),
@@ -88,6 +90,7 @@ const VARIABLES: Record<keyof Config, [string, string | undefined]> = {
   retentionEventsDays: ['RETENTION_EVENTS_DAYS', '7'],
   eventEndpointsAllowHttp: ['EVENT_ENDPOINTS_ALLOW_HTTP', 'false'],
   eventEndpointsAllowedCidrs: ['EVENT_ENDPOINTS_ALLOWED_CIDRS', ''],
+  eventStreamsPerUser: ['EVENT_STREAMS_PER_USER', '5'],
   metricsToken: ['METRICS_TOKEN', undefined],
   mediaMaxBytes: ['MEDIA_MAX_BYTES', '104857600'],
   mediaArchiveMaxBytes: ['MEDIA_ARCHIVE_MAX_BYTES', undefined],

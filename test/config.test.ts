@@ -27,6 +27,7 @@ t.test('defaults with an empty environment', async (t) => {
     retentionEventsDays: 7,
     eventEndpointsAllowHttp: false,
     eventEndpointsAllowedCidrs: [],
+    eventStreamsPerUser: 5,
     mediaMaxBytes: 104857600,
     storageMinFreeMb: 64,
     sendWaitMs: 10000,

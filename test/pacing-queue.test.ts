@@ -142,3 +142,27 @@ t.test('cancel races the worker: each message is either sent (409) or refunded (
   t.equal(sandbox.requests.length, 40 - cancelled, 'each sent at most once');
   t.equal(app.creditsRepo.used(user.id, new Date().toISOString().slice(0, 7)), 40 - cancelled, 'credits exact');
 });
+
+t.test('the event log: message.sent queued or scheduled at enqueue, then message.status pending, accepted or failed, gap-free', async (t) => {
+  const { app, user, post, auth } = await sendingApp(t, { credits: 5, options: { now: () => NOW } });
+  await app.ready();
+  const queued = (await post('/api/message/send', { to: TO, type: 'text', text: { body: 'q' } }, { prefer: 'respond-async' })).json().id as number;
+  await until(() => app.messagesRepo.findById(queued)!.status === 'accepted');
+  const scheduled = await post('/api/message/send', { to: TO, type: 'text', text: { body: 's' }, send_at: new Date(NOW.getTime() + 60_000).toISOString() });
+  t.equal(scheduled.statusCode, 202);
+  const cancelled = await app.inject({ method: 'DELETE', url: `/api/message/${scheduled.json().id}`, headers: auth });
+  t.equal(cancelled.statusCode, 200);
+  const feed = await app.inject({ method: 'GET', url: `/api/user/${user.id}/events`, headers: auth });
+  t.equal(feed.statusCode, 200);
+  const { events, next_after, has_more } = feed.json() as { events: { id: number; type: string; data: { status?: string; message: { id: number; status: string } | null } }[]; next_after: number; has_more: boolean };
+  t.same(events.map((e) => [e.id, e.type, e.data.status, e.data.message?.id]), [
+    [1, 'message.sent', 'queued', queued],
+    [2, 'message.status', 'pending', queued],
+    [3, 'contact.updated', undefined, undefined], // the network's answer named the contact's wa_id
+    [4, 'message.status', 'accepted', queued],
+    [5, 'message.sent', 'scheduled', scheduled.json().id],
+    [6, 'message.status', 'failed', scheduled.json().id],
+  ]);
+  t.same([next_after, has_more], [6, false]);
+  t.same(events.map((e) => e.data.message?.status), ['accepted', 'accepted', undefined, 'accepted', 'failed', 'failed'], 'each event shows the message as it stands now');
+});

@@ -178,15 +178,16 @@ export function createMessagesRepo(db: DB, renderer: MessageRenderer) {
   return {
     conversationId,
 
-    /** Stores an outbound message as `pending`, in the conversation of the recipient as given; its id. */
-    insertOutbound(m: NewOutbound): number {
+    /** Stores an outbound message as `pending`, in the conversation of the recipient as given; its id. Its message.sent
+     * event records `queuedAs` when the message is stored to be queued or scheduled. */
+    insertOutbound(m: NewOutbound, queuedAs?: 'queued' | 'scheduled'): number {
       const id = Number(insertOutboundRow.run({
         userId: m.userId, conversationId: conversationId(m.userId, m.contact ?? m.to, m.createdAt, null), type: m.type, text: m.text,
         to: m.to, payloadJson: m.payloadJson, templateJson: m.templateJson ?? null, createdAt: m.createdAt,
         mediaJson: m.mediaJson ?? null, locationJson: m.locationJson ?? null, replyTo: m.replyTo ?? null,
       }).lastInsertRowid);
       listed.refresh(id);
-      appendEvent('message.sent', id, null, m.userId);
+      appendEvent('message.sent', id, queuedAs ?? null, m.userId);
       return id;
     },
 

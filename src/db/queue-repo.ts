@@ -1,7 +1,9 @@
 // The send queue is the messages table: outbound rows with status `queued` or `scheduled`, due from `send_at`, in
 // order of priority (0: a reply inside the contact's 24 h window, 1: bulk), then due time, then id. Every move is one
-// conditional UPDATE, so a claim, a cancel and an expiry of the same row can never both win.
+// conditional UPDATE, so a claim, a cancel and an expiry of the same row can never both win. Each move appends its
+// message.status event (pending, queued again, failed) in the same write.
 import type { DB } from './client';
+import { eventLogOf } from './events-repo';
 import { createListedMessages, type MessageRenderer } from './listed-messages';
 import { STATUS_RANK } from './messages-repo';
 
@@ -16,6 +18,7 @@ export interface WaitingMessage { id: number; to: string; status: 'queued' | 'sc
 export function createQueueRepo(db: DB, renderer: MessageRenderer) {
   const client = db.$client;
   const listed = createListedMessages(client, renderer);
+  const appendEvent = eventLogOf(client).append;
   const enqueue = client.prepare<{ id: number; status: string; sendAt: number; expiresAt: number | null; priority: number }>(
     'UPDATE messages SET status = @status, send_at = @sendAt, expires_at = @expiresAt, priority = @priority WHERE id = @id');
   const lastInbound = client.prepare<[number, string], number | null>(
@@ -42,8 +45,11 @@ export function createQueueRepo(db: DB, renderer: MessageRenderer) {
   const stats = client.prepare<[], QueueStats>(
     `SELECT user_id AS userId, count(*) AS depth, min(created_at) AS oldest FROM messages WHERE ${WAITING} GROUP BY user_id`);
 
-  const refreshed = <T extends { id: number }>(rows: T[]): T[] => {
-    for (const row of rows) listed.refresh(row.id);
+  const failedAll = <T extends { id: number }>(rows: T[]): T[] => {
+    for (const row of rows) {
+      listed.refresh(row.id);
+      appendEvent('message.status', row.id, 'failed');
+    }
     return rows;
   };
 
@@ -58,24 +64,30 @@ export function createQueueRepo(db: DB, renderer: MessageRenderer) {
     /** The user's next due message, now `pending` (call inside a write); undefined when none is due. */
     claimNext(userId: number, now: number): ClaimedMessage | undefined {
       const row = claim.get({ userId, now });
-      if (row) listed.refresh(row.id);
+      if (row) {
+        listed.refresh(row.id);
+        appendEvent('message.status', row.id, 'pending');
+      }
       return row;
     },
     /** A claimed message the network did not take (throttled): back in the queue, due at `sendAt`. */
     requeue(id: number, sendAt: number): boolean {
       const moved = requeue.run(sendAt, id).changes > 0;
-      if (moved) listed.refresh(id);
+      if (moved) {
+        listed.refresh(id);
+        appendEvent('message.status', id, 'queued');
+      }
       return moved;
     },
     /** The waiting messages of `userId` to `to` are not due before `until` (131056: that recipient is held). */
     holdRecipient: (userId: number, to: string, until: number): number => hold.run({ until, userId, to }).changes,
     /** Cancels a waiting message of `userId`: the row moved, or its status (undefined: no such message of this user). */
     cancel(userId: number, id: number, errorJson: string, at: number): Settled | string | undefined {
-      const [row] = refreshed(cancel.all({ id, userId, error: errorJson, at }) as Settled[]);
+      const [row] = failedAll(cancel.all({ id, userId, error: errorJson, at }) as Settled[]);
       return row ?? statusOf.get(id, userId);
     },
     /** Fails the waiting messages of `userId` whose expiry has come (call inside a write). */
-    expire: (userId: number, at: number, errorJson: string): Settled[] => refreshed(expire.all({ userId, at, error: errorJson }) as Settled[]),
+    expire: (userId: number, at: number, errorJson: string): Settled[] => failedAll(expire.all({ userId, at, error: errorJson }) as Settled[]),
     /** The earliest due time and the earliest expiry among the waiting messages of `userId`. */
     nextDue: (userId: number) => nextDue.get(userId) ?? { sendAt: null, expiresAt: null },
     waitingUsers: (): number[] => waitingUsers.all(),

@@ -41,7 +41,6 @@ export interface EventsPluginOptions {
   deliveryCounted?: (outcome: DeliveryOutcome) => void;
 }
 
-export const MAX_STREAMS_PER_USER = 5;
 
 export default fp(async function events(app: FastifyInstance, options: EventsPluginOptions) {
   const log = eventLogOf(app.db.$client);
@@ -63,7 +62,7 @@ export default fp(async function events(app: FastifyInstance, options: EventsPlu
     return !app.sessionsRepo.isRevoked(credential.jti);
   }
   const hub = createStreamHub({
-    events: app.eventsRepo, notifier, stillValid, maxPerUser: MAX_STREAMS_PER_USER,
+    events: app.eventsRepo, notifier, stillValid, maxPerUser: app.config.eventStreamsPerUser,
     maxBufferedBytes: options.streamMaxBufferedBytes ?? 1024 * 1024, heartbeatMs: options.heartbeatMs ?? 15_000,
   });
   app.decorate('eventStreams', hub);

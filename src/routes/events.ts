@@ -65,7 +65,7 @@ const events: FastifyPluginAsyncTypebox = async (app) => {
     schema: {
       tags: ['events'], operationId: 'streamEvents', summary: "Follow a user's events live (server-sent events)",
       description: 'text/event-stream: each event as `id`, `event` (its type) and `data` (the Event JSON). Resumes after `Last-Event-ID` '
-        + '(or `after`) with no gap and no duplicate; a comment line every 15 s. At most 5 streams per user (429 `TOO_MANY_STREAMS`). '
+        + '(or `after`) with no gap and no duplicate; a comment line every 15 s. At most 5 streams per user by default, `EVENT_STREAMS_PER_USER` (429 `TOO_MANY_STREAMS`). '
         + 'A client that does not read is disconnected (resume by id); the stream ends when its session or key is revoked or the user disabled.',
       security, params: IdParams, querystring: StreamQuery,
       headers: { type: 'object', properties: { 'last-event-id': { type: 'string', pattern: '^[0-9]{1,15}$', description: 'Resume after this id' } } },
@@ -87,7 +87,7 @@ const events: FastifyPluginAsyncTypebox = async (app) => {
       onDrain: (listener) => raw.once('drain', listener).once('close', listener),
       close: (reason) => (reason === 'slow' ? raw.destroy() : raw.end()),
     });
-    if (opened === false) throw new AppError(429, 'TOO_MANY_STREAMS', 'This user already has 5 open event streams; close one first');
+    if (opened === false) throw new AppError(429, 'TOO_MANY_STREAMS', `This user already has ${app.config.eventStreamsPerUser} open event streams; close one first`);
     reply.hijack();
     raw.writeHead(200, {
       ...reply.getHeaders(),

@@ -12,7 +12,7 @@ export function eventContact(row: Pick<StoredEvent, 'contactId' | 'contactWaId' 
 
 /** One event as JSON text. */
 export function eventJson(row: StoredEvent): string {
-  const status = row.type === 'message.status' && row.status !== null ? `,"status":${JSON.stringify(row.status)}` : '';
+  const status = (row.type === 'message.status' || row.type === 'message.sent') && row.status !== null ? `,"status":${JSON.stringify(row.status)}` : '';
   return `{"id":${row.seq},"type":${JSON.stringify(row.type)},"created_at":"${isoUtc(row.createdAt)}",`
     + `"data":{"message":${row.messageJson ?? 'null'},"contact":${JSON.stringify(eventContact(row))}${status}}}`;
 }

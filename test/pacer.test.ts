@@ -1,0 +1,75 @@
+import t from 'tap';
+import { createPacer, type PacerClock } from '../src/pacing/pacer';
+
+/** A clock that only moves when every caller sleeps: the pacer's timing decided by counts, not by the machine. */
+function virtualClock() {
+  let now = 0;
+  const sleepers: { at: number; wake: () => void }[] = [];
+  const clock: PacerClock = {
+    now: () => now,
+    sleep: (ms) => new Promise<void>((wake) => sleepers.push({ at: now + ms, wake })),
+  };
+  /** Moves to the earliest sleeper's time and wakes it (false: nobody sleeps). */
+  const step = async (): Promise<boolean> => {
+    for (let i = 0; i < 5; i++) await Promise.resolve();
+    if (sleepers.length === 0) return false;
+    sleepers.sort((a, b) => a.at - b.at);
+    const next = sleepers.shift()!;
+    now = Math.max(now, next.at);
+    next.wake();
+    return true;
+  };
+  return { clock, step, set: (ms: number) => { now = ms; } };
+}
+
+/** The most starts in any 1 s window. */
+function busiest(times: number[]): number {
+  let max = 0;
+  for (let i = 0, j = 0; i < times.length; i++) {
+    while (j < times.length && times[j]! < times[i]! + 1000) j++;
+    max = Math.max(max, j - i);
+  }
+  return max;
+}
+
+/** `count` calls at `rate`, each answered `answerMs` after it left; their start times. */
+async function paced(rate: number, count: number, answerMs: number | ((i: number) => number)): Promise<number[]> {
+  const v = virtualClock();
+  const pacer = createPacer(v.clock);
+  const starts: number[] = [];
+  const all = Array.from({ length: count }, async (_, i) => {
+    const turn = pacer.turn('n', rate, Infinity);
+    const done = await turn.go();
+    const sent = v.clock.now();
+    starts.push(sent);
+    await v.clock.sleep(typeof answerMs === 'number' ? answerMs : answerMs(i));
+    done();
+  });
+  let settled = false;
+  const finished = Promise.all(all).then(() => { settled = true; });
+  while (!settled && await v.step()) { /* the virtual time runs */ }
+  await finished;
+  return starts;
+}
+
+t.test('the pace is kept on start times: slow answers do not lower the rate, and no 1 s window holds more than it', async (t) => {
+  for (const answerMs of [1, 30, 250]) {
+    const starts = await paced(80, 800, answerMs);
+    t.equal(starts.length, 800);
+    t.equal(busiest(starts), 80, `never more than 80 starts in 1 s (answers after ${answerMs} ms)`);
+    const rate = ((starts.length - 1) * 1000) / (starts.at(-1)! - starts[0]!);
+    t.ok(rate >= 80 * 0.98 && rate <= 80, `within 2 % of 80/s with answers after ${answerMs} ms (${rate.toFixed(2)}/s)`);
+  }
+});
+
+t.test('an answer back sooner than the allowance lets the next window open from the answer', async (t) => {
+  const starts = await paced(5, 20, 1);
+  t.equal(busiest(starts), 5);
+  t.same(starts.slice(0, 6).map((s) => Math.round(s)), [0, 200, 401, 601, 802, 1003], 'the 6th leaves 1 s + 2 ms after the 1st was answered');
+});
+
+t.test('a call answered much later than the number’s fastest answer is taken to have arrived late: the window waits for it', async (t) => {
+  const starts = await paced(5, 10, (i) => (i === 0 ? 300 : 1));
+  t.equal(busiest(starts), 5);
+  t.same(starts.slice(0, 6).map((s) => Math.round(s)), [0, 200, 401, 601, 802, 1302], 'the 6th leaves 1 s + 2 ms after the 1st was answered (300 ms): the fastest answer (1 ms) is within the allowance, nothing is taken off');
+});
