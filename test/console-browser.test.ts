@@ -6,49 +6,26 @@
 // outside the window, and sees the picture it uploaded and sent come back from the archive.
 // No console error, no CSP violation, nothing wider than the screen.
 // Screenshots go to test-artifacts/, or to docs/ with UPDATE_SCREENSHOTS=1.
-import { existsSync, mkdirSync } from 'node:fs';
-import { join } from 'node:path';
 import t from 'tap';
-import { chromium, type Browser, type Page } from 'playwright-core';
-import { projectRoot } from '../src/config';
+import { openPage, overflow, skip, WIDTHS } from './fixtures/browser';
 import { bearer, buildTestApp, createAdmin, createUser, PASSWORD } from './helper';
 import { inbound, outbound } from './fixtures/conversations';
 import { testSandbox, PHONE_ID as SANDBOX_PHONE, TOKEN as SANDBOX_TOKEN } from './fixtures/sending';
 import { deliver, deliverOk, envelope, statusItem, textItem } from './fixtures/webhooks';
 
-const CHROMIUM = '/usr/bin/chromium';
-const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
-  '--disable-component-update', '--disable-sync'];
-const SHOTS = join(projectRoot, process.env.UPDATE_SCREENSHOTS === '1' ? 'docs' : 'test-artifacts');
 const NOW = Date.parse('2026-11-21T15:00:00.000Z');
 const TOKEN = 'EAAG-browser-token-9XyZ';
 const PHONE = '106540352242922';
 const SECRET = 'browser-console-secret';
-const skip = existsSync(CHROMIUM) ? false : `no browser at ${CHROMIUM}: install Debian's chromium (apt-get install chromium) to run it`;
 
-const WIDTHS = [
-  { name: 'desktop', viewport: { width: 1200, height: 860 }, suffix: '' },
-  { name: 'phone', viewport: { width: 390, height: 844 }, suffix: '-phone' },
-] as const;
 
-/** Nothing on the page is wider than the window (no sideways scrolling on a phone). */
-const overflow = (page: Page) => page.evaluate('document.documentElement.scrollWidth - window.innerWidth') as Promise<number>;
 
 for (const width of WIDTHS) {
   t.test(`${width.name}: an administrator creates a user, sets token and credits, resets its password; the user lands on its inbox`, { skip }, async (t) => {
     const { app } = await buildTestApp(t, { timezone: 'Europe/Lisbon', messagingAppSecret: SECRET }, { now: () => new Date(NOW) });
     const admin = await createAdmin(app);
     const base = await app.listen({ host: '127.0.0.1', port: 0 });
-    const browser: Browser = await chromium.launch({ executablePath: CHROMIUM, args: ARGS });
-    t.teardown(() => browser.close());
-    const context = await browser.newContext({ viewport: width.viewport });
-    const page = await context.newPage();
-    const problems: string[] = [];
-    page.on('console', (message) => { if (message.type() === 'error') problems.push(message.text()); });
-    page.on('pageerror', (error) => problems.push(error.message));
-    page.on('dialog', (dialog) => { problems.push(`a dialog opened: ${dialog.message()}`); void dialog.dismiss(); });
-    mkdirSync(SHOTS, { recursive: true });
-    const shot = (name: string) => page.screenshot({ path: join(SHOTS, `console-${name}${width.suffix}.png`), fullPage: width.name === 'phone' });
+    const { page, problems, shot } = await openPage(t, width);
 
     // Log in: an ADMIN lands on the users.
     await page.goto(`${base}/admin`);
@@ -186,14 +163,8 @@ for (const width of WIDTHS) {
     await deliverOk(app, envelope(PHONE, { messages: [textItem('wamid.in.1', customer, Number(seconds(NOW - 600_000)), 'Hello, is my order ready?')] }), SECRET);
     const sent = outbound(app, shop.id, { to: customer, at: NOW - 300_000, text: 'Yes, it ships today.' });
     const base = await app.listen({ host: '127.0.0.1', port: 0 });
-    const browser: Browser = await chromium.launch({ executablePath: CHROMIUM, args: ARGS });
-    t.teardown(() => browser.close());
-    const context = await browser.newContext({ viewport: width.viewport });
-    await context.addCookies([{ name: 'token', value: app.issueToken(admin), url: base, httpOnly: true, sameSite: 'Lax' }]);
-    const page = await context.newPage();
-    const problems: string[] = [];
-    page.on('console', (message) => { if (message.type() === 'error') problems.push(message.text()); });
-    page.on('pageerror', (error) => problems.push(error.message));
+    const { page, problems, shot } = await openPage(t, width, (context) =>
+      context.addCookies([{ name: 'token', value: app.issueToken(admin), url: base, httpOnly: true, sameSite: 'Lax' }]));
     const streams = () => page.waitForResponse((r) => r.url().includes(`/api/user/${shop.id}/events/stream`) && r.status() === 200);
 
     const streaming = streams();
@@ -211,7 +182,7 @@ for (const width of WIDTHS) {
     t.equal(await page.getAttribute(`#m${sent.id} .tick`, 'aria-label'), 'Read');
     t.equal(await page.locator('.messages .bubble').last().textContent().then((s) => s?.includes('Great, thank you!')), true, 'the new message is the last bubble');
     t.equal(await page.evaluate('window.notReloaded'), true, 'the page was not reloaded');
-    await page.screenshot({ path: join(SHOTS, `console-live-thread${width.suffix}.png`), fullPage: width.name === 'phone' });
+    await shot('live-thread');
 
     // The connection drops (every socket of the server closed) and stays down while a message arrives: once it is
     // back, the page resumes after its last event, says so, and shows what arrived meanwhile.
@@ -257,12 +228,7 @@ for (const width of WIDTHS) {
     const shop = await createUser(app, { email: 'shop@example.com', messagingPhoneNumberId: SANDBOX_PHONE, messagingToken: SANDBOX_TOKEN, monthlyCredits: 100 });
     await deliverOk(app, envelope(SANDBOX_PHONE, { messages: [textItem('wamid.in.1', customer, Number(seconds(NOW - 600_000)), 'Do you deliver on Sundays?')] }), SECRET);
     const base = await app.listen({ host: '127.0.0.1', port: 0 });
-    const browser: Browser = await chromium.launch({ executablePath: CHROMIUM, args: ARGS });
-    t.teardown(() => browser.close());
-    const page = await (await browser.newContext({ viewport: width.viewport })).newPage();
-    const problems: string[] = [];
-    page.on('console', (message) => { if (message.type() === 'error') problems.push(message.text()); });
-    page.on('pageerror', (error) => problems.push(error.message));
+    const { page, problems, shot } = await openPage(t, width);
     const sends: string[] = [];
     page.on('request', (request) => {
       if (request.method() === 'POST' && request.url() === `${base}/api/message/send`) sends.push(request.headers()['idempotency-key'] ?? '');
@@ -290,7 +256,7 @@ for (const width of WIDTHS) {
     t.equal(sandbox.requests.length, 1, 'one network request');
     t.equal(await page.textContent('#reply-cost'), 'Costs 1 credit · 99 credits left this month');
     t.equal(await page.inputValue('#reply-body'), '', 'the box is empty again');
-    await page.screenshot({ path: join(SHOTS, `console-reply${width.suffix}.png`), fullPage: width.name === 'phone' });
+    await shot('reply');
 
     // The network throttles the next reply: the API's message in place, and "Send again" is a new send under a new key.
     sandbox.enqueue({ kind: 'fail', error: 'pair_rate_limit' });

@@ -4,29 +4,16 @@
 // user's sending rate, cancels its scheduled message from the user's page, and finds the key and endpoint changes in
 // the audit log. No console error, no CSP violation, nothing wider than the screen.
 import { once } from 'node:events';
-import { existsSync, mkdirSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { join } from 'node:path';
 import t from 'tap';
-import { chromium, type Browser, type Page } from 'playwright-core';
-import { projectRoot } from '../src/config';
+import { openPage, overflow, skip, WIDTHS } from './fixtures/browser';
 import { buildTestApp, createAdmin, createUser, PASSWORD } from './helper';
 
-const CHROMIUM = '/usr/bin/chromium';
-const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
-  '--disable-component-update', '--disable-sync'];
-const SHOTS = join(projectRoot, process.env.UPDATE_SCREENSHOTS === '1' ? 'docs' : 'test-artifacts');
 const NOW = Date.parse('2026-11-21T15:00:00.000Z');
 const PHONE = '106540352242922';
-const skip = existsSync(CHROMIUM) ? false : `no browser at ${CHROMIUM}: install Debian's chromium (apt-get install chromium) to run it`;
 
-const WIDTHS = [
-  { name: 'desktop', viewport: { width: 1200, height: 860 }, suffix: '' },
-  { name: 'phone', viewport: { width: 390, height: 844 }, suffix: '-phone' },
-] as const;
 
-const overflow = (page: Page) => page.evaluate('document.documentElement.scrollWidth - window.innerWidth') as Promise<number>;
 
 for (const width of WIDTHS) {
   t.test(`${width.name}: a CLIENT manages its keys and endpoints; an administrator sees them in operations, cancels a queued send and finds the changes audited`, { skip }, async (t) => {
@@ -40,16 +27,7 @@ for (const width of WIDTHS) {
     t.teardown(() => new Promise<void>((resolve) => { receiver.close(() => resolve()); }));
     const hook = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/events`;
     const base = await app.listen({ host: '127.0.0.1', port: 0 });
-    const browser: Browser = await chromium.launch({ executablePath: CHROMIUM, args: ARGS });
-    t.teardown(() => browser.close());
-    const context = await browser.newContext({ viewport: width.viewport });
-    const page = await context.newPage();
-    const problems: string[] = [];
-    page.on('console', (message) => { if (message.type() === 'error') problems.push(message.text()); });
-    page.on('pageerror', (error) => problems.push(error.message));
-    page.on('dialog', (dialog) => { problems.push(`a dialog opened: ${dialog.message()}`); void dialog.dismiss(); });
-    mkdirSync(SHOTS, { recursive: true });
-    const shot = (name: string) => page.screenshot({ path: join(SHOTS, `console-${name}${width.suffix}.png`), fullPage: width.name === 'phone' });
+    const { page, problems, shot } = await openPage(t, width);
     const logIn = async (email: string, landing: string) => {
       await page.fill('#email', email);
       await page.fill('#password', PASSWORD);
