@@ -9,6 +9,7 @@ import { buildApp } from '../src/app';
 import { parseConfig } from '../src/config';
 import type { RecordedRequest } from '../src/sandbox/server';
 import { hashPassword } from '../src/services/passwords';
+import { maxWindow } from './arrivals';
 import { startServer } from './processes';
 
 const USERS = Number(process.env.BENCH_PACING_USERS ?? 5);
@@ -16,15 +17,6 @@ const MESSAGES = Number(process.env.BENCH_PACING_MESSAGES ?? 10_000);
 const RATE = Number(process.env.BENCH_PACING_RATE ?? 80);
 const BATCH = 1000;
 
-/** The most requests in any 1 s window starting at a request's arrival. */
-function maxWindow(times: number[]): number {
-  let max = 0;
-  for (let i = 0, j = 0; i < times.length; i++) {
-    while (j < times.length && times[j]! < times[i]! + 1000) j++;
-    max = Math.max(max, j - i);
-  }
-  return max;
-}
 
 async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'gateway-bench-pacing-'));

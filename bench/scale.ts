@@ -11,6 +11,7 @@ import { openDatabase } from '../src/db/client';
 import { createUsersRepo } from '../src/db/users-repo';
 import { hashPassword } from '../src/services/passwords';
 import { createTokenCipher, resolveTokenKey } from '../src/support/token-cipher';
+import { maxWindow } from './arrivals';
 import { makeBody, sign, type BodyData } from './bodies';
 import type { Answer, Job, Side } from './loadgen';
 import { cpuSeconds, peakRssMb, settledCpuSeconds, startServer, type Running } from './processes';
@@ -55,15 +56,6 @@ const spread = (values: number[], digits: number) => (values.length <= 1 ? fixed
 function rssMb(pid: number): number {
   const match = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
   return match ? Number(match[1]) / 1024 : Number.NaN;
-}
-/** The most arrivals in any 1 s window. */
-function maxWindow(times: number[]): number {
-  let max = 0;
-  for (let i = 0, j = 0; i < times.length; i++) {
-    while (j < times.length && times[j]! < times[i]! + 1000) j++;
-    max = Math.max(max, j - i);
-  }
-  return max;
 }
 
 /** The scale database: the seeded one, plus the queue's users, `BEHIND` events of the small user, and no pacing on
