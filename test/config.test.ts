@@ -63,6 +63,9 @@ t.test('an invalid value stops with a message naming the variable', async (t) =>
     [{ RETENTION_MESSAGES_DAYS: 'forever' }, /^Invalid RETENTION_MESSAGES_DAYS: /],
     [{ MEDIA_MAX_BYTES: '0' }, /^Invalid MEDIA_MAX_BYTES: .*"0"/],
     [{ MEDIA_MAX_BYTES: '10MB' }, /^Invalid MEDIA_MAX_BYTES: /],
+    [{ EVENT_STREAMS_PER_USER: '0' }, /^Invalid EVENT_STREAMS_PER_USER: .*"0"/],
+    [{ EVENT_STREAMS_PER_USER: 'many' }, /^Invalid EVENT_STREAMS_PER_USER: /],
+    [{ EVENT_STREAMS_PER_USER: '10001' }, /^Invalid EVENT_STREAMS_PER_USER: /],
   ];
   for (const [env, message] of cases) {
     t.throws(() => parseConfig(env), { constructor: ConfigError, message }, JSON.stringify(env));
