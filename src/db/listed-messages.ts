@@ -62,7 +62,7 @@ export function createListedMessages(client: Database.Database, { render, withSt
   return {
     refresh,
     /** The listed JSON of a message not stored yet, from the row STORED_MESSAGE would read; null when it cannot be shown. */
-    render(row: StoredMessage): string | null {
+    renderOrNull(row: StoredMessage): string | null {
       try {
         return render(row);
       } catch {
@@ -74,7 +74,7 @@ export function createListedMessages(client: Database.Database, { render, withSt
      * several times cheaper than rendering afresh on the webhook's hot path. Null when there is none or the patch cannot
      * read it: then render the message afresh (`refresh`) once it is stored.
      */
-    withStatus(listed: string | null, current: StatusColumns, added: StoredStatus | undefined): string | null {
+    patchedWithStatus(listed: string | null, current: StatusColumns, added: StoredStatus | undefined): string | null {
       if (listed === null) return null;
       try {
         return withStatus(listed, current, added);

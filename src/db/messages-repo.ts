@@ -169,7 +169,7 @@ export function createMessagesRepo(db: DB, renderer: MessageRenderer) {
       next.statusUpdatedAt = event.at;
       next.errorJson = event.status === 'failed' ? event.errorJson : rank > STATUS_RANK.failed ? null : row.errorJson;
     }
-    next.listed = listed.withStatus(row.listed, next, recorded ? [event.status, event.at, event.errorJson, pricingJson] : undefined);
+    next.listed = listed.patchedWithStatus(row.listed, next, recorded ? [event.status, event.at, event.errorJson, pricingJson] : undefined);
     storeStatus.run(next.status, next.rank, next.statusUpdatedAt, next.errorJson, next.pricingJson, next.listed, next.id);
     if (next.listed === null) listed.refresh(row.id);
     if (moved || (recorded && event.status === 'failed')) appendEvent('message.status', row.id, event.status, row.userId);
@@ -238,7 +238,7 @@ export function createMessagesRepo(db: DB, renderer: MessageRenderer) {
         errorJson: m.errorJson ?? null, createdAt: m.createdAt,
       };
       // As STORED_MESSAGE reads a new inbound row back (test/listed-json.test.ts holds the two equal).
-      const listedJson = listed.render([row.id, row.wamid, 'inbound', row.type, row.text, null, 'received', row.errorJson, null, row.mediaJson,
+      const listedJson = listed.renderOrNull([row.id, row.wamid, 'inbound', row.type, row.text, null, 'received', row.errorJson, null, row.mediaJson,
         row.locationJson, row.replyTo, row.createdAt, null, null, null, null, null, null, 0,
         row.type === 'interactive' || row.type === 'button' ? row.payloadJson : null]);
       const inserted = insertInboundRow.run({ ...row, listed: listedJson });
