@@ -23,14 +23,15 @@ const LAG_DECAY = 0.01;
 export interface PacerClock { now(): number; sleep(ms: number): Promise<unknown> }
 const realClock: PacerClock = { now: () => performance.now(), sleep: (ms) => wait(ms, undefined, { ref: false }) };
 
-interface Call { sent: number; done?: number }
-interface Lane { next: number; log: Call[] }
+interface Call { sent: number; done?: number; forgotten?: true }
+/** `fastest`: the fastest answer time among the logged calls (Infinity: none answered yet), kept as answers come and
+ * recomputed only when old calls leave the log (once per `rate` calls: no walk of the log per call). */
+interface Lane { next: number; log: Call[]; fastest: number }
 
-/** The fastest answer time among the lane's logged calls (Infinity: none answered yet). */
-function fastest(l: Lane): number {
-  let min = Infinity;
-  for (const call of l.log) if (call.done !== undefined) min = Math.min(min, call.done - call.sent);
-  return min;
+function forget(l: Lane, count: number): void {
+  for (const call of l.log.splice(0, count)) call.forgotten = true;
+  l.fastest = Infinity;
+  for (const call of l.log) if (call.done !== undefined) l.fastest = Math.min(l.fastest, call.done - call.sent);
 }
 
 /** Called when the call's answer (or failure) came back. */
@@ -49,7 +50,7 @@ export function createPacer(clock: PacerClock = realClock) {
   };
   const lane = (id: string): Lane => {
     let found = lanes.get(id);
-    if (!found) lanes.set(id, found = { next: 0, log: [] });
+    if (!found) lanes.set(id, found = { next: 0, log: [], fastest: Infinity });
     return found;
   };
 
@@ -72,15 +73,17 @@ export function createPacer(clock: PacerClock = realClock) {
       let reached = -Infinity;
       if (earlier !== undefined) {
         reached = earlier.done === undefined ? earlier.sent + JITTER_MS + recentLag(now)
-          : Math.max(earlier.sent, earlier.done - Math.max(0, fastest(l) - JITTER_MS));
+          : Math.max(earlier.sent, earlier.done - Math.max(0, l.fastest - JITTER_MS));
       }
       const due = Math.max(at, reached + WINDOW_MS + MARGIN_MS);
       if (due <= now) {
         const call: Call = { sent: now };
         l.log.push(call);
-        if (l.log.length > 2 * rate) l.log.splice(0, l.log.length - rate);
+        if (l.log.length > 2 * rate) forget(l, l.log.length - rate);
         return () => {
           call.done = clock.now();
+          // A call forgotten meanwhile no longer counts (as the walk over the log it replaces).
+          if (!call.forgotten) l.fastest = Math.min(l.fastest, call.done - call.sent);
         };
       }
       await clock.sleep(due - now);
