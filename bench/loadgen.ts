@@ -3,7 +3,8 @@
 import { makeBody, sign, type BodyData, type BodyKind } from './bodies';
 import { load, quantile, type Outcome, type Request } from './http-client';
 
-export interface Side { port: number; path: string; method: 'GET' | 'POST'; headers?: Record<string, string> }
+/** `rotate`: header sets added to `headers` in turn, one per request (e.g. the session cookies of several senders). */
+export interface Side { port: number; path: string; method: 'GET' | 'POST'; headers?: Record<string, string>; rotate?: Record<string, string>[] }
 export interface LoadJob {
   kind: 'load'; side: Side; body?: BodyKind; signWith?: string; connections: number; pipelining: number; seconds: number; expect?: number;
 }
@@ -16,8 +17,9 @@ export interface Answer { id: number; result?: Summary; probe?: Summary; error?:
 let data: BodyData | undefined;
 
 function requestOf(side: Side, body: BodyKind | undefined, signWith: string | undefined): () => Request {
+  let turn = 0;
   return () => {
-    const headers: Record<string, string> = { ...side.headers };
+    const headers: Record<string, string> = { ...side.headers, ...side.rotate?.[turn++ % side.rotate.length] };
     if (!body) return { method: side.method, path: side.path, headers };
     const bytes = makeBody(body, data!);
     headers['content-type'] = 'application/json';

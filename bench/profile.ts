@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { buildRef, type RefBuild } from './against';
 import type { BodyKind } from './bodies';
 import { startLoadGenerator } from './loadgen-client';
-import { bigUser, login, seed, unpaced } from './seed';
+import { bigUser, login, seed, senders, unpaced } from './seed';
 import { cpuSeconds, startServer, type Running } from './processes';
 
 interface Node { id: number; callFrame: { functionName: string; url: string; lineNumber: number }; hitCount: number }
@@ -58,22 +58,23 @@ async function main(): Promise<void> {
   try {
     if (againstAt !== -1) ref = buildRef(join(__dirname, '..', '..'), args[againstAt + 1]!, (line) => process.stderr.write(line));
     const databasePath = join(dir, 'bench.db');
-    const [user] = await seed(databasePath, [bigUser(MESSAGES, MESSAGES / 2)], ref?.migrations);
-    const sandbox = await startServer(join(__dirname, 'sandbox-process.js'),
-      { SANDBOX_PHONE_NUMBER_ID: user!.phoneNumberId, SANDBOX_TOKEN: user!.token }, '/_sandbox/requests');
+    // Sends spread over 4 numbers, as in `npm run bench`: one number's pace (1,000/s at most) would cap the load.
+    const [user, ...sending] = await seed(databasePath, [bigUser(MESSAGES, MESSAGES / 2), ...senders(4)], ref?.migrations);
+    const sandbox = await startServer(join(__dirname, 'sandbox-process.js'), { SANDBOX_PHONE_NUMBER_ID: user!.phoneNumberId, SANDBOX_TOKEN: user!.token,
+      SANDBOX_ACCOUNTS: sending.map((u) => `${u.phoneNumberId}:${u.token}`).join(',') }, '/_sandbox/requests');
     servers.push(sandbox);
     const gateway = await startServer(ref?.server ?? join(__dirname, '..', 'src', 'server.js'), {
       DATABASE_PATH: databasePath, LOG_LEVEL: 'warn', MESSAGING_APP_SECRET: APP_SECRET, JWT_SECRET: 'profile-jwt-secret-profile-jwt-secret-01',
       MESSAGING_API_URL: `${sandbox.url}/v23.0`, MALLOC_ARENA_MAX: '2',
     }, '/healthz', ['--cpu-prof', `--cpu-prof-dir=${profiles}`]);
-    await unpaced(gateway.url, user!.id);
-    const cookie = await login(gateway.url, 'big@bench.local');
+    for (const u of [user!, ...sending]) await unpaced(gateway.url, u.id);
+    const senderCookies = await Promise.all(sending.map((_, i) => login(gateway.url, `sender${i + 1}@bench.local`)));
     await loadgen.ask({ kind: 'setup', data: { phoneNumberId: user!.phoneNumberId, wamids: user!.wamids, contacts: user!.contacts,
       image: { id: 'none', sha256: createHash('sha256').digest('base64') } } });
     const port = Number(new URL(gateway.url).port);
     // healthz: what every request costs (hooks, headers, logging) with no work of its own.
     const body: BodyKind | undefined = scenario === 'healthz' ? undefined : scenario;
-    const side = scenario === 'send' ? { port, path: '/api/message/send', method: 'POST' as const, headers: { cookie } }
+    const side = scenario === 'send' ? { port, path: '/api/message/send', method: 'POST' as const, rotate: senderCookies.map((cookie) => ({ cookie })) }
       : scenario === 'healthz' ? { port, path: '/healthz', method: 'GET' as const }
       : { port, path: '/api/messaging/webhook', method: 'POST' as const };
     const signWith = scenario === 'status' || scenario === 'inbound' ? APP_SECRET : undefined;

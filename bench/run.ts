@@ -14,13 +14,15 @@ import type { Answer, Job, Side, Summary } from './loadgen';
 import { startLoadGenerator, type LoadGenerator } from './loadgen-client';
 import { peakRssMb, settledCpuSeconds, startServer, type Running } from './processes';
 import { runScale } from './scale';
-import { bigUser, login, seed, smallUser, unpaced } from './seed';
+import { bigUser, login, seed, senders, smallUser, unpaced } from './seed';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const MESSAGES = Number(process.env.BENCH_MESSAGES ?? 100_000);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
 const PIPELINING = Number(process.env.BENCH_PIPELINING ?? 2);
+/** Users the send scenario spreads over, each its own phone number paced at the network's highest rate (1,000/s). */
+const SENDERS = Number(process.env.BENCH_SENDERS ?? 4);
 /** Seconds each side of a scenario runs before its first round: a fresh process needs a few seconds of JIT. */
 const WARMUP = Number(process.env.BENCH_WARMUP ?? 3);
 /** Only the scenarios whose name matches (a regular expression), e.g. BENCH_ONLY=send. */
@@ -34,7 +36,7 @@ const againstAt = args.indexOf('--against');
 const AGAINST = againstAt === -1 ? undefined : args[againstAt + 1];
 if (againstAt !== -1 && !AGAINST) throw new Error('--against needs a git ref, e.g. --against b15a796');
 
-interface Build { label: string; gateway: Running; bigCookie: string; smallCookie: string }
+interface Build { label: string; gateway: Running; bigCookie: string; smallCookie: string; senderCookies: string[] }
 /** One side of a throughput scenario: where the requests go, which body, and whose CPU is read. */
 interface Sided { label: string; pid: number; side: Side; body?: BodyKind; signWith?: string }
 interface Throughput {
@@ -105,11 +107,13 @@ async function main(): Promise<void> {
   try {
     if (AGAINST) ref = buildRef(ROOT, AGAINST, log);
     log(`seeding ${MESSAGES} + 1000 messages…\n`);
-    const [big, small] = await seed(join(dir, 'seed', 'bench.db'), [bigUser(MESSAGES, MESSAGES / 2), smallUser()], ref?.migrations);
+    const [big, small, ...sending] = await seed(join(dir, 'seed', 'bench.db'), [bigUser(MESSAGES, MESSAGES / 2), smallUser(), ...senders(SENDERS)],
+      ref?.migrations);
     const baseline = await startServer(join(__dirname, 'baseline-server.js'), {}, '/');
     servers.push(baseline);
     const sandbox = await startServer(join(__dirname, 'sandbox-process.js'),
-      { SANDBOX_PHONE_NUMBER_ID: big!.phoneNumberId, SANDBOX_TOKEN: big!.token }, '/_sandbox/requests');
+      { SANDBOX_PHONE_NUMBER_ID: big!.phoneNumberId, SANDBOX_TOKEN: big!.token, SANDBOX_ACCOUNTS: sending.map((u) => `${u.phoneNumberId}:${u.token}`).join(',') },
+      '/_sandbox/requests');
     servers.push(sandbox);
 
     const gatewayEnv = (sandboxUrl: string, databasePath: string): Record<string, string> => ({
@@ -123,8 +127,9 @@ async function main(): Promise<void> {
       cpSync(join(dir, 'seed'), join(dir, name), { recursive: true });
       const gateway = await startServer(script, gatewayEnv(sandbox.url, join(dir, name, 'bench.db')));
       servers.push(gateway);
-      await unpaced(gateway.url, big!.id);
-      return { label, gateway, bigCookie: await login(gateway.url, 'big@bench.local'), smallCookie: await login(gateway.url, 'small@bench.local') };
+      for (const user of [big!, ...sending]) await unpaced(gateway.url, user.id);
+      return { label, gateway, bigCookie: await login(gateway.url, 'big@bench.local'), smallCookie: await login(gateway.url, 'small@bench.local'),
+        senderCookies: await Promise.all(sending.map((_, i) => login(gateway.url, `sender${i + 1}@bench.local`))) };
     };
     const builds: Build[] = [];
     if (ref) builds.push(await startGateway(ref.label, ref.server, 'ref'));
@@ -145,7 +150,10 @@ async function main(): Promise<void> {
       { name: 'POST /api/message/send vs the sandbox called directly', target: '≥ 0.18×', minimum: 0.18,
         reference: () => ({ label: 'sandbox network (reference)', pid: sandbox.pid, body: 'wire',
           side: { port: portOf(sandbox), path: `/v23.0/${big!.phoneNumberId}/messages`, method: 'POST', headers: { authorization: `Bearer ${big!.token}` } } }),
-        gateway: (b) => ({ ...ours(b, '/api/message/send', 'POST', undefined, { cookie: b.bigCookie }), body: 'send' }) },
+        gateway: (b) => {
+          const sided = ours(b, '/api/message/send', 'POST');
+          return { ...sided, body: 'send', side: { ...sided.side, rotate: b.senderCookies.map((cookie) => ({ cookie })) } };
+        } },
       { name: 'GET /healthz', target: '≈ 1×', minimum: 0, reference: () => bare('/healthz', 'GET'), gateway: (b) => ours(b, '/healthz', 'GET') },
       // Each queues a 64 KB download that the gateway fetches later: only when BENCH_ONLY names it (its downloads would
       // be counted to the CPU of the scenarios after it).

@@ -88,6 +88,11 @@ export async function seed(path: string, specs: UserSpec[], migrations?: string)
 
 export const bigUser = (messages: number, wamids = 0): UserSpec =>
   ({ email: 'big@bench.local', phoneNumberId: '100000000000001', token: 'bench-token-big', messages, contacts: 500, wamids });
+/** Users that only send, each with a phone number of its own: the send scenario spreads over them, since the network
+ * (and so the gateway's pacing) takes at most 1,000 messages per second from one number. */
+export const senders = (count: number): UserSpec[] => Array.from({ length: count }, (_, i) => ({
+  email: `sender${i + 1}@bench.local`, phoneNumberId: String(100000000000101 + i), token: `bench-token-sender-${i + 1}`, messages: 0, contacts: 0, wamids: 0,
+}));
 export const smallUser = (): UserSpec =>
   ({ email: 'small@bench.local', phoneNumberId: '100000000000002', token: 'bench-token-small', messages: 1_000, contacts: 20, wamids: 0 });
 
