@@ -105,6 +105,18 @@ t.test('every write that changes a message leaves its stored JSON equal to rende
   t.match(JSON.parse(app.db.$client.prepare('SELECT listed_json FROM messages WHERE id = ?').pluck().get(kept) as string).media,
     { stored: true, url: `/api/media/${kept}`, error: null });
 
+  // Outbound rows are stored with their JSON in the INSERT too, and the acceptance patches it (wamid, status).
+  const photo = repo.insertOutbound({ userId: ana.id, to: '111', type: 'image', text: null, payloadJson: '{}', createdAt: NOW - 9 * MIN, replyTo: hello,
+    mediaJson: JSON.stringify({ id: 'upload-1', mime_type: 'image/png', sha256: null, filename: null, caption: 'look "here"' }) });
+  const place = repo.insertOutbound({ userId: ana.id, to: '111', type: 'location', text: null, payloadJson: '{}', createdAt: NOW - 8 * MIN,
+    locationJson: JSON.stringify({ latitude: 38.7, longitude: -9.1, name: 'Cafe', address: 'Rua 1' }) });
+  check('outbound media by an upload id, a reply, a location', 13);
+  repo.markAccepted(photo, 'wamid.photo', '111', NOW - 8 * MIN);
+  repo.markAccepted(place, 'wamid.place', '222', NOW - 7 * MIN);
+  check('accepted under the same contact and under another one', 13);
+  t.match(JSON.parse(app.db.$client.prepare('SELECT listed_json FROM messages WHERE id = ?').pluck().get(photo) as string),
+    { wamid: 'wamid.photo', status: 'accepted', media: { id: 'upload-1', caption: 'look "here"' }, reply_to: hello });
+
   // Sanity: the check itself sees a stale row.
   app.db.$client.prepare("UPDATE messages SET status = 'sent' WHERE id = ?").run(pending);
   t.same(stale(app).stale, [pending]);

@@ -20,8 +20,9 @@ export type RenderMessage = (row: StoredMessage) => string;
 export interface StatusColumns { status: string; statusUpdatedAt: number | null; errorJson: string | null; pricingJson: string | null }
 export interface MessageRenderer {
   render: RenderMessage;
-  /** `listed` after a status callback changed `current` and maybe `added` an entry to the history: the same as `render` of the new row. */
-  withStatus(listed: string, current: StatusColumns, added: StoredStatus | undefined): string;
+  /** `listed` after a status callback changed `current` and maybe `added` an entry to the history, or the network's
+   * acceptance gave it its `wamid`: the same as `render` of the new row. */
+  withStatus(listed: string, current: StatusColumns, added: StoredStatus | undefined, wamid?: string): string;
 }
 
 // Messages leave SQLite as JSON arrays with their status histories: JSON.parse builds them faster than
@@ -70,14 +71,15 @@ export function createListedMessages(client: Database.Database, { render, withSt
       }
     },
     /**
-     * The listed JSON `listed` patched after a status callback changed `current` (and `added` an entry to the history):
+     * The listed JSON `listed` patched after a status callback changed `current` (and `added` an entry to the history),
+     * or after the acceptance that gave the message its `wamid`:
      * several times cheaper than rendering afresh on the webhook's hot path. Null when there is none or the patch cannot
      * read it: then render the message afresh (`refresh`) once it is stored.
      */
-    patchedWithStatus(listed: string | null, current: StatusColumns, added: StoredStatus | undefined): string | null {
+    patchedWithStatus(listed: string | null, current: StatusColumns, added: StoredStatus | undefined, wamid?: string): string | null {
       if (listed === null) return null;
       try {
-        return withStatus(listed, current, added);
+        return withStatus(listed, current, added, wamid);
       } catch {
         return null;
       }

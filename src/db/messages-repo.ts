@@ -92,23 +92,24 @@ export function createMessagesRepo(db: DB, renderer: MessageRenderer) {
   // stored, outbound (an upload's id) when the network accepted it.
   const enqueueMedia = client.prepare<[number, string | null]>(
     "INSERT OR IGNORE INTO media_downloads (message_id) SELECT ? WHERE json_extract(?, '$.id') IS NOT NULL");
-  const ownerOf = client.prepare<[number], { userId: number; createdAt: number; mediaJson: string | null; conversationId: number; contactId: number | null }>(
+  // markAccepted's one read: the owner, the conversation's contact, and what the acceptance patches.
+  const ownerOf = client.prepare<[number], {
+    userId: number; createdAt: number; mediaJson: string | null; conversationId: number; contactId: number | null } & Omit<StatusRow, 'id' | 'userId'>>(
     `SELECT m.user_id AS userId, m.created_at AS createdAt, m.media_json AS mediaJson, m.conversation_id AS conversationId,
-      v.contact_id AS contactId FROM messages m JOIN conversations v ON v.id = m.conversation_id WHERE m.id = ?`);
-  // One write: the wamid, the contact's conversation, and `accepted` unless a raced status is already past it.
-  const accept = client.prepare<{ id: number; wamid: string; at: number; conversationId: number }>(`
-    UPDATE messages SET wamid = @wamid, conversation_id = @conversationId,
-      status = CASE WHEN status_rank < ${STATUS_RANK.accepted} THEN 'accepted' ELSE status END,
-      status_updated_at = CASE WHEN status_rank < ${STATUS_RANK.accepted} THEN @at ELSE status_updated_at END,
-      status_rank = max(status_rank, ${STATUS_RANK.accepted})
-    WHERE id = @id`);
+      v.contact_id AS contactId, m.status, m.status_rank AS rank, m.status_updated_at AS statusUpdatedAt, m.error_json AS errorJson,
+      m.pricing_json AS pricingJson, m.listed_json AS listed FROM messages m JOIN conversations v ON v.id = m.conversation_id WHERE m.id = ?`);
+  // One write: the wamid, the contact's conversation, `accepted` unless a raced status is already past it, the listed JSON.
+  const accept = client.prepare<[string, number, string, number | null, number, string | null, number]>(`
+    UPDATE messages SET wamid = ?, conversation_id = ?, status = ?, status_updated_at = ?, status_rank = max(status_rank, ?), listed_json = ?
+    WHERE id = ?`);
+  // Stored with its listed JSON, as an inbound message is (its id from the sequence, inside the writer's transaction).
   const insertOutboundRow = client.prepare<{
-    userId: number; conversationId: number; type: string; text: string | null; to: string; payloadJson: string;
-    templateJson: string | null; createdAt: number; mediaJson: string | null; locationJson: string | null; replyTo: string | null;
-  }>(`INSERT INTO messages (user_id, conversation_id, direction, type, text, to_number, status, status_rank, payload_json,
-      template_json, created_at, media_json, location_json, reply_to)
-    VALUES (@userId, @conversationId, 'outbound', @type, @text, @to, 'pending', 0, @payloadJson, @templateJson, @createdAt,
-      @mediaJson, @locationJson, @replyTo)`);
+    id: number; userId: number; conversationId: number; type: string; text: string | null; to: string; payloadJson: string;
+    templateJson: string | null; createdAt: number; mediaJson: string | null; locationJson: string | null; replyTo: string | null; listed: string | null;
+  }>(`INSERT INTO messages (id, user_id, conversation_id, direction, type, text, to_number, status, status_rank, payload_json,
+      template_json, created_at, media_json, location_json, reply_to, listed_json)
+    VALUES (@id, @userId, @conversationId, 'outbound', @type, @text, @to, 'pending', 0, @payloadJson, @templateJson, @createdAt,
+      @mediaJson, @locationJson, @replyTo, @listed)`);
   const fail = client.prepare<[string, number, number]>(
     `UPDATE messages SET status = 'failed', status_rank = ${STATUS_RANK.failed}, error_json = ?, status_updated_at = ? WHERE id = ?`);
   // Interrupted sends (SPEC §5 item 6): a bounded id range per statement, so no scan holds the event loop for long.
@@ -181,12 +182,16 @@ export function createMessagesRepo(db: DB, renderer: MessageRenderer) {
     /** Stores an outbound message as `pending`, in the conversation of the recipient as given; its id. Its message.sent
      * event records `queuedAs` when the message is stored to be queued or scheduled. */
     insertOutbound(m: NewOutbound, queuedAs?: 'queued' | 'scheduled'): number {
-      const id = Number(insertOutboundRow.run({
-        userId: m.userId, conversationId: conversationId(m.userId, m.contact ?? m.to, m.createdAt, null), type: m.type, text: m.text,
-        to: m.to, payloadJson: m.payloadJson, templateJson: m.templateJson ?? null, createdAt: m.createdAt,
+      const row = {
+        id: nextMessageId.get()!, userId: m.userId, conversationId: conversationId(m.userId, m.contact ?? m.to, m.createdAt, null), type: m.type,
+        text: m.text, to: m.to, payloadJson: m.payloadJson, templateJson: m.templateJson ?? null, createdAt: m.createdAt,
         mediaJson: m.mediaJson ?? null, locationJson: m.locationJson ?? null, replyTo: m.replyTo ?? null,
-      }).lastInsertRowid);
-      listed.refresh(id);
+      };
+      // As STORED_MESSAGE reads a new pending row back (test/listed-json.test.ts holds the two equal).
+      const listedJson = listed.renderOrNull([row.id, null, 'outbound', row.type, row.text, row.to, 'pending', null, row.templateJson,
+        row.mediaJson, row.locationJson, row.replyTo, row.createdAt, null, [], null, null, null, null, 0, null]);
+      const id = Number(insertOutboundRow.run({ ...row, listed: listedJson }).lastInsertRowid);
+      if (listedJson === null) listed.refresh(id);
       appendEvent('message.sent', id, queuedAs ?? null, m.userId);
       return id;
     },
@@ -196,7 +201,13 @@ export function createMessagesRepo(db: DB, renderer: MessageRenderer) {
       const owner = ownerOf.get(messageId)!;
       // The contact it was stored under (the usual answer) keeps its conversation as it is: no second write of it.
       const same = typeof contact !== 'string' && contact.contactId === owner.contactId;
-      accept.run({ id: messageId, wamid, at, conversationId: same ? owner.conversationId : conversationId(owner.userId, contact, owner.createdAt, null) });
+      const raised = owner.rank < STATUS_RANK.accepted;
+      const current: StatusColumns = { ...owner, status: raised ? 'accepted' : owner.status, statusUpdatedAt: raised ? at : owner.statusUpdatedAt };
+      // Patched, not rendered afresh (the send's hot path); null renders it afresh below.
+      const listedJson = listed.patchedWithStatus(owner.listed, current, undefined, wamid);
+      accept.run(wamid, same ? owner.conversationId : conversationId(owner.userId, contact, owner.createdAt, null), current.status,
+        current.statusUpdatedAt, STATUS_RANK.accepted, listedJson, messageId);
+      if (listedJson === null) listed.refresh(messageId);
       appendEvent('message.status', messageId, 'accepted', owner.userId);
       // Media sent by the id of an upload: the archive keeps a copy too (fetched back by the download worker, with the
       // inbound files' limits and rules), so the thread shows what was sent. Sent by link: nothing to keep.
@@ -204,7 +215,6 @@ export function createMessagesRepo(db: DB, renderer: MessageRenderer) {
       for (const orphan of takeOrphans.all(owner.userId, wamid)) {
         applyToMessage(statusRowById.get(messageId)!, { status: orphan.status, at: orphan.at, errorJson: orphan.error_json });
       }
-      listed.refresh(messageId);
     },
 
     /** The send failed before the network accepted it (refused, timed out, unreachable). */

@@ -123,12 +123,14 @@ export function messageJson(row: StoredMessage): Message {
 export const listedMessageJson = (row: StoredMessage): string => JSON.stringify(messageJson(row));
 
 /**
- * An outbound message's listed JSON after a status callback, without rendering it afresh (the webhook's hot path):
+ * An outbound message's listed JSON after a status callback, or after the network accepted it (`wamid`), without
+ * rendering it afresh (the webhook's and the send's hot paths):
  * the current status fields from the row, the new history entry (if one was recorded) in its place by time, and the
  * message's pricing once known, where `messageJson` puts it. test/listed-json.test.ts holds it equal to a fresh render.
  */
-function withStatus(listed: string, current: StatusColumns, added: StoredStatus | undefined): string {
+function withStatus(listed: string, current: StatusColumns, added: StoredStatus | undefined, wamid?: string): string {
   const message = JSON.parse(listed) as Message;
+  if (wamid !== undefined) message.wamid = wamid;
   message.status = current.status as Message['status'];
   message.status_updated_at = current.statusUpdatedAt === null ? null : isoUtc(current.statusUpdatedAt);
   message.error = errorInfo(parse(current.errorJson));
