@@ -112,6 +112,23 @@ t.test('events older than RETENTION_EVENTS_DAYS are swept; an `after` before wha
   t.same((await pull(app, owner, auth, '?after=3')).json().events.map((e: { id: number }) => e.id), [4]);
 });
 
+t.test('the sweep deletes aged events oldest id first, a batch at a time, and never one not aged yet (a clock that went back)', async (t) => {
+  const { app, owner } = await start(t);
+  const insert = app.db.$client.prepare('INSERT INTO events (user_id, seq, type, created_at) VALUES (?, ?, ?, ?)');
+  // Seq 3 was written while the clock was ahead: it is not aged at the cut, the events around it are.
+  [NOW - 10 * DAY, NOW - 9 * DAY, NOW + DAY, NOW - 8 * DAY, NOW - 8 * DAY].forEach((at, i) => insert.run(owner.id, i + 1, 'message.received', at));
+  const left = () => app.db.$client.prepare('SELECT seq FROM events ORDER BY id').pluck().all();
+  const cut = NOW - 7 * DAY;
+  t.equal(app.eventsRepo.deleteBefore(cut, 2), 2, 'a full batch: the two oldest');
+  t.same(left(), [3, 4, 5]);
+  t.equal(app.eventsRepo.deleteBefore(cut, 2), 1, 'the next batch looks at the next two ids only and keeps the one not aged');
+  t.same(left(), [3, 5]);
+  t.equal(app.eventsRepo.deleteBefore(cut, 2), 1);
+  t.same(left(), [3]);
+  t.equal(app.eventsRepo.deleteBefore(cut, 2), 0, 'nothing aged is left');
+  t.equal(app.eventsRepo.deleteBefore(NOW + 2 * DAY, 2), 1, 'it goes once it has aged too');
+});
+
 t.test('the OpenAPI document names the Event component, with the event types as an enum', async (t) => {
   const { app } = await start(t);
   const doc = (await app.inject({ method: 'GET', url: '/docs/json' })).json();

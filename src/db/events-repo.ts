@@ -87,8 +87,11 @@ export function createEventsRepo(db: DB) {
   const one = client.prepare<[number, number], StoredEvent>(`${SELECT} WHERE e.user_id = ? AND e.seq = ?`);
   const oldest = client.prepare<[number], number | null>('SELECT min(seq) FROM events WHERE user_id = ?').pluck();
   const last = client.prepare<[number], number>('SELECT last_seq FROM event_counters WHERE user_id = ?').pluck();
+  // Along the ids, with no index of created_at (one index less to write per event): ids grow with created_at, so the
+  // aged events are the oldest ids. A batch looks at the `limit` oldest events and deletes those created before the
+  // cut; one not aged yet (the clock went back) ends the sweep, and what is behind it goes once it has aged too.
   const deleteBefore = client.prepare<[number, number]>(
-    'DELETE FROM events WHERE id IN (SELECT id FROM events WHERE created_at < ? ORDER BY created_at LIMIT ?)');
+    'DELETE FROM events WHERE id IN (SELECT id FROM (SELECT id, created_at FROM events ORDER BY id LIMIT ?) WHERE created_at < ?)');
 
   return {
     /** Events with seq > `after`, oldest first, at most `limit`; only the given types when `types` is set. */
@@ -103,7 +106,7 @@ export function createEventsRepo(db: DB) {
     lastSeq: (userId: number): number => last.get(userId) ?? 0,
     writtenSinceStart: (): number => eventLogOf(client).written(),
     /** Retention: deletes up to `limit` events created before `before` (ms); how many went. Call inside a write. */
-    deleteBefore: (before: number, limit: number): number => deleteBefore.run(before, limit).changes,
+    deleteBefore: (before: number, limit: number): number => deleteBefore.run(limit, before).changes,
   };
 }
 export type EventsRepo = ReturnType<typeof createEventsRepo>;

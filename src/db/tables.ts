@@ -203,7 +203,7 @@ export const events = sqliteTable('events', {
   // message.status: the status this event recorded.
   status: text('status'),
   createdAt: integer('created_at').notNull(),
-}, (t) => [uniqueIndex('events_user_seq').on(t.userId, t.seq), index('events_created').on(t.createdAt)]);
+}, (t) => [uniqueIndex('events_user_seq').on(t.userId, t.seq)]);
 
 // Each user's last event number: never reset by retention, so numbers never repeat.
 export const eventCounters = sqliteTable('event_counters', {
