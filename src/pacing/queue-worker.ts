@@ -58,8 +58,19 @@ const UNAVAILABLE_PAUSE_MS = 5000;
 const IDLE_FLOOR_MS = 1000;
 const MAX_TIMER_MS = 2 ** 31 - 1;
 const STORAGE_WAIT_MS = 10_000;
-/** A message is claimed this long before its turn: about the time a claim write takes. */
-const CLAIM_LEAD_MS = 20;
+/** A message is claimed this long before its turn at least, and at most: twice the recent time of a claim write between. */
+const CLAIM_LEAD_MIN_MS = 20;
+const CLAIM_LEAD_MAX_MS = 200;
+/** How fast the claim time followed moves towards the latest one. */
+const CLAIM_TIME_WEIGHT = 0.2;
+
+/** Claims under way at once: the slots a claim lead spans at the rate, and a couple more. */
+const claimsAhead = (leadMs: number, rate: number) => Math.ceil((leadMs * rate) / 1000) + 2;
+
+function noteClaimTime(lane: Lane, ms: number): void {
+  lane.claimMs += (ms - lane.claimMs) * CLAIM_TIME_WEIGHT;
+  lane.claimLead = Math.min(CLAIM_LEAD_MAX_MS, Math.max(CLAIM_LEAD_MIN_MS, 2 * lane.claimMs));
+}
 
 const record = (code: string, title: string, details: string) => JSON.stringify({ code, title, details });
 export const EXPIRED = record('EXPIRED', 'The message expired in the queue',
@@ -78,6 +89,9 @@ interface Lane {
   inFlight: Set<Promise<void>>;
   /** 131056 repeats per recipient since its last accepted message. */
   holds: Map<string, number>;
+  /** A claim write's recent time (ms), and how long before its slot a message is claimed for it. */
+  claimMs: number;
+  claimLead: number;
 }
 
 export function createQueueWorker(deps: QueueWorkerDeps) {
@@ -89,7 +103,10 @@ export function createQueueWorker(deps: QueueWorkerDeps) {
   const laneOf = (userId: number): Lane => {
     let lane = lanes.get(userId);
     if (!lane) {
-      lane = { userId, running: undefined, again: false, timer: undefined, pausedUntil: 0, phoneNumberId: undefined, inFlight: new Set(), holds: new Map() };
+      lane = {
+        userId, running: undefined, again: false, timer: undefined, pausedUntil: 0, phoneNumberId: undefined, inFlight: new Set(), holds: new Map(),
+        claimMs: 0, claimLead: CLAIM_LEAD_MIN_MS,
+      };
       lanes.set(userId, lane);
     }
     return lane;
@@ -145,57 +162,85 @@ export function createQueueWorker(deps: QueueWorkerDeps) {
     if (expired > 0) deps.log.info({ userId: lane.userId, messages: expired }, 'queued messages expired and refunded');
   }
 
+  /**
+   * Sends the lane's due messages, each at a slot of the pacer reserved ahead. A message is claimed (its write) about
+   * a claim write's time before its slot, while the messages before it still wait for theirs: claims overlap, so a
+   * busy event loop that makes each write slower delays no slot, and the next slot is reserved before the last one
+   * passed (a late wake-up does not push the pace back). A claim that finds nothing due ends the run.
+   */
   async function run(lane: Lane): Promise<void> {
     await expire(lane);
-    for (;;) {
-      if (stopped) return;
-      if (lane.pausedUntil > now()) return sleepUntilDue(lane, false);
-      const user = deps.users.findById(lane.userId);
-      if (!user) return; // deleted: its messages went with it
-      let account: MessagingAccount | undefined;
-      try {
-        account = accountOf(user, deps.openToken);
-      } catch {
-        account = undefined;
-      }
-      lane.phoneNumberId = account?.phoneNumberId;
-      while (lane.inFlight.size >= maxInFlight) await Promise.race(lane.inFlight);
-      // The next message is claimed shortly before its turn (the write's time overlaps the wait, so the pace does not
-      // drift by it): until then it stays in the queue, cancellable, and a throttling answer can still hold or pause it.
-      const slot = account === undefined ? undefined : deps.pacer.reserve(account.phoneNumberId, user.messagingRate);
-      if (slot !== undefined) await deps.pacer.until(slot - CLAIM_LEAD_MS);
-      if (stopped) return;
-      const at = now();
-      const [claimed] = await Promise.all([
-        deps.writer.write(() => {
-          const row = deps.queue.claimNext(lane.userId, at);
-          if (row) deps.tracker.begin(row.id);
-          return row;
-        }),
-        slot === undefined ? undefined : deps.pacer.until(slot),
-      ]);
-      if (!claimed) {
-        await expire(lane);
-        return sleepUntilDue(lane, true);
-      }
-      if (stopped) return putBack(lane, claimed, at);
-      if (lane.pausedUntil > now()) {
-        await putBack(lane, claimed, at);
-        continue;
-      }
-      if (account === undefined || slot === undefined) {
-        await settle(claimed, () => {
-          deps.messages.markFailed(claimed.id, NOT_CONFIGURED, at);
-          refund(claimed.userId, claimed.createdAt);
+    const ahead = new Set<Promise<void>>();
+    let empty = false;
+    let failure: { error: unknown } | undefined;
+    try {
+      for (;;) {
+        if (stopped || empty) break;
+        if (failure) throw failure.error;
+        if (lane.pausedUntil > now()) return sleepUntilDue(lane, false);
+        const user = deps.users.findById(lane.userId);
+        if (!user) return; // deleted: its messages went with it
+        let account: MessagingAccount | undefined;
+        try {
+          account = accountOf(user, deps.openToken);
+        } catch {
+          account = undefined;
+        }
+        lane.phoneNumberId = account?.phoneNumberId;
+        while (lane.inFlight.size >= maxInFlight) await Promise.race(lane.inFlight);
+        // Until it is claimed a message stays in the queue, cancellable, and a throttling answer can still hold or pause it.
+        const lead = lane.claimLead;
+        while (ahead.size >= claimsAhead(lead, user.messagingRate)) await Promise.race(ahead);
+        const slot = account === undefined ? undefined : deps.pacer.reserve(account.phoneNumberId, user.messagingRate);
+        if (slot !== undefined) await deps.pacer.until(slot - lead);
+        if (stopped || empty) break;
+        const step = claimAndSend(lane, account, user.messagingRate, slot).then((claimed) => {
+          if (!claimed) empty = true;
+        }, (error: unknown) => {
+          failure ??= { error };
         });
-        continue;
+        ahead.add(step);
+        void step.finally(() => ahead.delete(step));
       }
-      const answered = await deps.pacer.dispatch(account.phoneNumberId, user.messagingRate, slot);
-      const sending = deliver(lane, account, claimed, answered).catch((error: unknown) => {
-        deps.log.error({ err: error, messageId: claimed.id }, 'queued send failed to settle; it is settled as interrupted later');
-      }).finally(() => lane.inFlight.delete(sending));
-      lane.inFlight.add(sending);
+    } finally {
+      await Promise.all(ahead);
     }
+    if (failure) throw failure.error;
+    if (empty) {
+      await expire(lane);
+      sleepUntilDue(lane, true);
+    }
+  }
+
+  /** Claims the lane's next due message, then sends it at `slot`; false when none was due. */
+  async function claimAndSend(lane: Lane, account: MessagingAccount | undefined, rate: number, slot: number | undefined): Promise<boolean> {
+    const at = now();
+    const started = performance.now();
+    const claimed = await deps.writer.write(() => {
+      const row = deps.queue.claimNext(lane.userId, at);
+      if (row) deps.tracker.begin(row.id);
+      return row;
+    });
+    noteClaimTime(lane, performance.now() - started);
+    if (!claimed) return false;
+    if (slot !== undefined) await deps.pacer.until(slot);
+    if (stopped || lane.pausedUntil > now()) {
+      await putBack(lane, claimed, at);
+      return true;
+    }
+    if (account === undefined || slot === undefined) {
+      await settle(claimed, () => {
+        deps.messages.markFailed(claimed.id, NOT_CONFIGURED, at);
+        refund(claimed.userId, claimed.createdAt);
+      });
+      return true;
+    }
+    const answered = await deps.pacer.dispatch(account.phoneNumberId, rate, slot);
+    const sending = deliver(lane, account, claimed, answered).catch((error: unknown) => {
+      deps.log.error({ err: error, messageId: claimed.id }, 'queued send failed to settle; it is settled as interrupted later');
+    }).finally(() => lane.inFlight.delete(sending));
+    lane.inFlight.add(sending);
+    return true;
   }
 
   /** Stores a claimed message's outcome; a write storage refuses is retried in the background (the row stays tracked). */
