@@ -3,10 +3,9 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
-import { BehaviourQueue, InboundEcho, InboundMessage, InjectedStatus, SandboxAccount, SandboxUser } from '../../schemas/sandbox';
-import type { Delivery } from './callbacks';
+import { BehaviourQueue, InboundEcho, InboundMessage, InjectedStatus, SandboxAccount, SandboxUser, type Behaviour } from '../../schemas/sandbox';
+import type { CallbackSettings, Delivery } from './callbacks';
 import { reply } from './http';
-import type { Sandbox } from './server';
 import { InboundError } from './wire';
 
 const CallbackChanges = Type.Object({
@@ -15,6 +14,21 @@ const CallbackChanges = Type.Object({
   delayMs: Type.Optional(Type.Integer({ minimum: 0, maximum: 600_000 })),
   enabled: Type.Optional(Type.Boolean()),
 }, { additionalProperties: false });
+
+/** What the control routes drive of a sandbox: the sandbox hands itself over (no import back into the server). */
+export interface SandboxControls {
+  readonly requests: readonly unknown[];
+  readonly deliveries: readonly unknown[];
+  reset(): void;
+  addAccount(account: SandboxAccount): void;
+  enqueue(...behaviours: Behaviour[]): void;
+  configureCallbacks(settings: Partial<CallbackSettings>): void;
+  users(): readonly unknown[];
+  addUser(user: SandboxUser): unknown;
+  injectInbound(inbound: InboundMessage): Promise<Delivery & { wamid?: string }>;
+  injectEcho(echo: InboundEcho): Promise<Delivery & { wamid?: string }>;
+  injectStatus(status: InjectedStatus): Promise<Delivery>;
+}
 
 /** The header that carries the control token. */
 export const CONTROL_TOKEN_HEADER = 'x-sandbox-token';
@@ -38,7 +52,7 @@ function delivered(response: ServerResponse, delivery: Delivery & { wamid?: stri
 }
 
 export async function handleControl(
-  sandbox: Sandbox, token: string | undefined, request: IncomingMessage, path: string, body: unknown, response: ServerResponse,
+  sandbox: SandboxControls, token: string | undefined, request: IncomingMessage, path: string, body: unknown, response: ServerResponse,
 ): Promise<void> {
   if (!authorised(token, request)) return reply(response, 401, { error: `the control API needs the ${CONTROL_TOKEN_HEADER} header the sandbox printed` });
   const route = `${request.method ?? 'GET'} ${path}`;

@@ -8,7 +8,6 @@ import type { UserRow } from '../db/tables';
 import type { Writer } from '../db/writer';
 import { AppError, asStorageError } from '../errors';
 import { wireBody, type MessagingAccount, type MessagingClient, type OutboundMessage } from '../messaging/client';
-import type { Pacer } from '../pacing/pacer';
 import { monthKey } from '../support/time';
 import { storedFields } from './outbound-message';
 import { failureError, failureRecord, keptFailure, outcomeUnknown, replayedFailure, sentButNotStored } from './send-failures';
@@ -18,6 +17,12 @@ import type { SendTracker } from './send-tracker';
 const KEY_TTL_MS = 24 * 3600 * 1000;
 /** How long a request waits for storage to take the network's acceptance before answering 503 (then it retries in the background). */
 const STORAGE_WAIT_MS = 10_000;
+
+/** A number's turn at its rate, from the pacer the queue worker shares: `go` before the first attempt, `retry` before
+ * each further one; each resolves with the call to make once the network answered. */
+export interface SendTurns {
+  turn(phoneNumberId: string, rate: number, maxWaitMs: number): { go(): Promise<() => void>; retry(): Promise<() => void> };
+}
 
 export interface SendDeps {
   writer: Writer;
@@ -36,7 +41,7 @@ export interface SendDeps {
   /** Opens a user's sealed messaging token; undefined when the current key cannot. */
   openToken: (sealed: string, userId: number) => string | undefined;
   /** Paces the network calls of each phone number id; a send waits its turn at most `sendWaitMs`. */
-  pacer: Pacer;
+  pacer: SendTurns;
   sendWaitMs: number;
 }
 
