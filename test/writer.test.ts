@@ -2,7 +2,7 @@
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import t from 'tap';
-import { createWriter } from '../src/db/writer';
+import { createWriter, MAX_BATCH } from '../src/db/writer';
 import { tempDir } from './helper';
 
 function open(t: Parameters<typeof tempDir>[0]) {
@@ -27,6 +27,26 @@ t.test('concurrent writes share one batch, and each is visible to another connec
     })));
   t.same(writer.stats(), { batches: 1, writes: 50 });
   t.ok(seen.every((n) => n === 50), 'a reader on its own connection sees the whole batch as soon as any caller is answered');
+});
+
+t.test('a burst larger than MAX_BATCH commits in several transactions, in order, with a turn of the event loop between', async (t) => {
+  const { db, insert } = open(t);
+  const writer = createWriter(db);
+  const order: string[] = [];
+  const total = 2 * MAX_BATCH + 50;
+  const writes = Array.from({ length: total }, (_, i) => writer.write(() => {
+    if (i % MAX_BATCH === 0) order.push(`batch from ${i}`);
+    if (i === 0) {
+      // A timer made inside the first transaction, and due before it ends: the next turn of the loop runs it first.
+      setTimeout(() => order.push('timer'), 0);
+      for (const until = Date.now() + 3; Date.now() < until;);
+    }
+    return Number(insert.run(`item ${i}`).lastInsertRowid);
+  }));
+  const ids = await Promise.all(writes);
+  t.same(writer.stats(), { batches: 3, writes: total });
+  t.same(ids, Array.from({ length: total }, (_, i) => i + 1), 'the bodies ran in the order they were queued');
+  t.same(order, [`batch from 0`, 'timer', `batch from ${MAX_BATCH}`, `batch from ${2 * MAX_BATCH}`]);
 });
 
 t.test('a body that throws is rolled back alone; the rest of its batch commits', async (t) => {

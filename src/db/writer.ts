@@ -1,4 +1,5 @@
-// The one door for writes: concurrent synchronous write bodies share one transaction, so one fsync (group commit).
+// The one door for writes: concurrent synchronous write bodies share one transaction (up to MAX_BATCH), so one fsync
+// (group commit).
 // It also knows whether storage takes writes: a storage fault (disk full, I/O error, read-only file …) is rejected as
 // 503 STORAGE_UNAVAILABLE and remembered until a write of the gateway's own traffic commits again (a readiness probe
 // that fits where that write did not proves nothing).
@@ -43,6 +44,11 @@ export interface Writer {
 }
 
 const PROBE_SQL = 'CREATE TABLE readiness_probe (x); DROP TABLE readiness_probe;';
+/**
+ * Bodies in one transaction at most: a burst larger than this (a 1,000-item batch of sends) commits in several, with a
+ * turn of the event loop between, so timers (the send queue's pace) and requests are not held for all of it.
+ */
+export const MAX_BATCH = 100;
 
 class TransactionLost extends Error {
   constructor(readonly error: unknown) {
@@ -114,8 +120,9 @@ export function createWriter(client: Database.Database, options: WriterOptions =
   }
 
   function flush(): void {
-    const batch = queue;
-    queue = [];
+    const batch = queue.length > MAX_BATCH ? queue.splice(0, MAX_BATCH) : queue;
+    if (batch === queue) queue = [];
+    else setImmediate(flush);
     let outcomes: Outcome[];
     try {
       outcomes = runBatch(batch);
@@ -140,7 +147,8 @@ export function createWriter(client: Database.Database, options: WriterOptions =
 
   function write<T>(body: () => T, probe = false): Promise<T> {
     return new Promise<T>((resolve, reject) => {
-      // setImmediate runs after the I/O callbacks of this loop turn: every request that arrived with this one joins the batch.
+      // setImmediate runs after the I/O callbacks of this loop turn: every request that arrived with this one joins the
+      // batch (a queue left over from a full batch has its flush scheduled already).
       if (queue.length === 0) setImmediate(flush);
       queue.push({ body, resolve: resolve as (value: unknown) => void, reject, probe });
     });
