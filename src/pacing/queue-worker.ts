@@ -98,6 +98,11 @@ export function createQueueWorker(deps: QueueWorkerDeps) {
   const lanes = new Map<number, Lane>();
   const maxInFlight = deps.maxInFlight ?? 64;
   let stopped = true;
+  // Settles at stop(): the waits for a turn end with it (the pacer's timers are unref'd: a shutdown must not wait on
+  // one, nor have the process exit under it before the worker stopped).
+  let stopSignal = () => {};
+  let stopping = new Promise<void>((resolve) => { stopSignal = resolve; });
+  const untilOrStop = (at: number) => Promise.race([deps.pacer.until(at), stopping]);
   const now = () => deps.now().getTime();
 
   const laneOf = (userId: number): Lane => {
@@ -192,7 +197,7 @@ export function createQueueWorker(deps: QueueWorkerDeps) {
         const lead = lane.claimLead;
         while (ahead.size >= claimsAhead(lead, user.messagingRate)) await Promise.race(ahead);
         const slot = account === undefined ? undefined : deps.pacer.reserve(account.phoneNumberId, user.messagingRate);
-        if (slot !== undefined) await deps.pacer.until(slot - lead);
+        if (slot !== undefined) await untilOrStop(slot - lead);
         if (stopped || empty) break;
         const step = claimAndSend(lane, account, user.messagingRate, slot).then((claimed) => {
           if (!claimed) empty = true;
@@ -223,7 +228,7 @@ export function createQueueWorker(deps: QueueWorkerDeps) {
     });
     noteClaimTime(lane, performance.now() - started);
     if (!claimed) return false;
-    if (slot !== undefined) await deps.pacer.until(slot);
+    if (slot !== undefined) await untilOrStop(slot);
     if (stopped || lane.pausedUntil > now()) {
       await putBack(lane, claimed, at);
       return true;
@@ -310,11 +315,13 @@ export function createQueueWorker(deps: QueueWorkerDeps) {
     /** Every user with waiting messages gets its lane (start-up: a restart resumes the queue). */
     start(): void {
       stopped = false;
+      stopping = new Promise<void>((resolve) => { stopSignal = resolve; });
       for (const userId of deps.queue.waitingUsers()) wake(userId);
     },
     /** No new claim or timer; resolves when the sends under way have stored their outcome. */
     async stop(): Promise<void> {
       stopped = true;
+      stopSignal();
       for (const lane of lanes.values()) clearTimeout(lane.timer);
       await Promise.all([...lanes.values()].map((lane) => lane.running));
       await Promise.all([...lanes.values()].flatMap((lane) => [...lane.inFlight]));
