@@ -7,7 +7,7 @@
 // No console error, no CSP violation, nothing wider than the screen.
 // Screenshots go to test-artifacts/, or to docs/ with UPDATE_SCREENSHOTS=1.
 import t from 'tap';
-import { openPage, overflow, skip, WIDTHS } from './fixtures/browser';
+import { openPage, overflow, skip, waitUntil, WIDTHS } from './fixtures/browser';
 import { bearer, buildTestApp, createAdmin, createUser, PASSWORD } from './helper';
 import { inbound, outbound } from './fixtures/conversations';
 import { testSandbox, PHONE_ID as SANDBOX_PHONE, TOKEN as SANDBOX_TOKEN } from './fixtures/sending';
@@ -58,7 +58,7 @@ for (const width of WIDTHS) {
     // Its credits: the form sends only what changed.
     await page.fill('#monthly_credits', '75');
     await page.click('text=Save changes');
-    await page.waitForFunction("document.querySelector('#monthly_credits')?.defaultValue === '75'");
+    await waitUntil(page, "document.querySelector('#monthly_credits')?.defaultValue === '75'");
     t.match(await page.textContent('#usage .credits-line'), /0 of 75 credits used/);
 
     // A new password, shown once.
@@ -290,7 +290,7 @@ for (const width of WIDTHS) {
     const image = page.locator(`#m${sentImage.json().id} img.media-image`);
     await image.waitFor();
     t.equal(await image.getAttribute('src'), `/api/media/${sentImage.json().id}`);
-    await page.waitForFunction(`document.querySelector('#m${sentImage.json().id} img.media-image').naturalWidth === 1`);
+    await waitUntil(page, `document.querySelector('#m${sentImage.json().id} img.media-image')?.naturalWidth === 1`);
     const archived = await app.inject({ method: 'GET', url: `/api/media/${sentImage.json().id}`, headers: bearer(app, shop) });
     t.same([archived.statusCode, archived.headers['content-type'], archived.rawPayload.equals(PNG)], [200, 'image/png', true], 'the archived copy is the uploaded file');
     t.ok(await overflow(page) <= 0, 'the inbox with its reply box fits the window');

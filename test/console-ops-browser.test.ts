@@ -7,7 +7,7 @@ import { once } from 'node:events';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import t from 'tap';
-import { openPage, overflow, skip, WIDTHS } from './fixtures/browser';
+import { openPage, overflow, skip, waitUntil, WIDTHS } from './fixtures/browser';
 import { buildTestApp, createAdmin, createUser, PASSWORD } from './helper';
 
 const NOW = Date.parse('2026-11-21T15:00:00.000Z');
@@ -95,7 +95,7 @@ for (const width of WIDTHS) {
     await Promise.all([page.waitForURL(`${base}/admin/user/${shop.id}#queue`), page.click(`#queues-title ~ .table-card a[href="/admin/user/${shop.id}#queue"]`)]);
     await page.fill('#messaging_rate', '20');
     await page.click('text=Save changes');
-    await page.waitForFunction("document.querySelector('#messaging_rate')?.defaultValue === '20'");
+    await waitUntil(page, "document.querySelector('#messaging_rate')?.defaultValue === '20'");
     t.equal(app.usersRepo.findById(shop.id)!.messagingRate, 20);
     t.equal(app.creditsRepo.used(shop.id, '2026-11'), 1, 'the scheduled message holds a credit');
     await Promise.all([page.waitForEvent('load'), page.click(`button[aria-label="Cancel message ${scheduled.id}"]`)]);
