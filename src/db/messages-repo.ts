@@ -149,6 +149,8 @@ export function createMessagesRepo(db: DB, renderer: MessageRenderer) {
       c.parent_bsuid AS contactParentBsuid, c.username AS contactUsername, coalesce(c.name, v.contact_name) AS contactName,
       c.aliases_json AS contactAliasesJson, v.last_message_at AS lastMessageAt, v.last_inbound_at AS lastInboundAt
     FROM messages m JOIN conversations v ON v.id = m.conversation_id LEFT JOIN contacts c ON c.id = v.contact_id WHERE m.id = ?`);
+  // Prepared once: building the query per call cost more than running it (a batch reads back each message it queues).
+  const byId = db.select().from(messages).where(eq(messages.id, sql.placeholder('id'))).prepare();
   const revoke = client.prepare<[number]>('UPDATE messages SET revoked = 1 WHERE id = ? AND revoked = 0');
 
   /**
@@ -305,7 +307,7 @@ export function createMessagesRepo(db: DB, renderer: MessageRenderer) {
       return moved;
     },
 
-    findById: (id: number): MessageRow | undefined => db.select().from(messages).where(eq(messages.id, id)).get(),
+    findById: (id: number): MessageRow | undefined => byId.get({ id }),
     history: (messageId: number) => db.select().from(messageStatuses).where(eq(messageStatuses.messageId, messageId))
       .orderBy(messageStatuses.at, messageStatuses.id).all(),
     orphanCount: (): number => db.select({ n: sql<number>`count(*)` }).from(orphanStatuses).get()?.n ?? 0,

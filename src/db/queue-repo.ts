@@ -19,10 +19,11 @@ export function createQueueRepo(db: DB, renderer: MessageRenderer) {
   const client = db.$client;
   const listed = createListedMessages(client, renderer);
   const appendEvent = eventLogOf(client).append;
-  const enqueue = client.prepare<{ id: number; status: string; sendAt: number; expiresAt: number | null; priority: number }>(
-    'UPDATE messages SET status = @status, send_at = @sendAt, expires_at = @expiresAt, priority = @priority WHERE id = @id');
-  const lastInbound = client.prepare<[number, string], number | null>(
-    'SELECT last_inbound_at FROM conversations WHERE user_id = ? AND contact_wa_id = ?').pluck();
+  // Its priority from its own conversation (one primary-key read): 0 when the contact wrote after `windowStart`.
+  const enqueue = client.prepare<{ id: number; status: string; sendAt: number; expiresAt: number | null; windowStart: number }>(
+    `UPDATE messages SET status = @status, send_at = @sendAt, expires_at = @expiresAt,
+      priority = coalesce((SELECT last_inbound_at FROM conversations WHERE id = messages.conversation_id), 0) <= @windowStart
+    WHERE id = @id`);
   const claim = client.prepare<{ userId: number; now: number }, ClaimedMessage>(`UPDATE messages SET status = 'pending', status_rank = 0
     WHERE id = (SELECT id FROM messages WHERE user_id = @userId AND ${WAITING} AND send_at <= @now
                   AND (expires_at IS NULL OR expires_at > @now) ORDER BY priority, send_at, id LIMIT 1)
@@ -54,13 +55,12 @@ export function createQueueRepo(db: DB, renderer: MessageRenderer) {
   };
 
   return {
-    /** Turns a just stored pending message into a queued or scheduled one (inside the write that stored it). */
-    enqueue(id: number, status: 'queued' | 'scheduled', sendAt: number, expiresAt: number | null, priority: number): void {
-      enqueue.run({ id, status, sendAt, expiresAt, priority });
+    /** Turns a just stored pending message into a queued or scheduled one (inside the write that stored it): a reply
+     * (priority 0) when its contact wrote after `windowStart`, else bulk (1). */
+    enqueue(id: number, status: 'queued' | 'scheduled', sendAt: number, expiresAt: number | null, windowStart: number): void {
+      enqueue.run({ id, status, sendAt, expiresAt, windowStart });
       listed.refresh(id);
     },
-    /** When the contact `to` last wrote to this user (its 24 h window), or null. */
-    lastInboundAt: (userId: number, to: string): number | null => lastInbound.get(userId, to) ?? null,
     /** The user's next due message, now `pending` (call inside a write); undefined when none is due. */
     claimNext(userId: number, now: number): ClaimedMessage | undefined {
       const row = claim.get({ userId, now });

@@ -94,9 +94,7 @@ export async function queueMessage(deps: QueueDeps, user: UserRow, message: Outb
     const id = deps.messages.insertOutbound({
       userId: user.id, contact: contactOfSend(deps.contacts, user.id, message, now, contactId), to: message.to, type: message.kind, createdAt: now, ...storedFields(message), payloadJson: JSON.stringify(wireBody(message)),
     }, status);
-    const inbound = deps.queue.lastInboundAt(user.id, message.to);
-    const priority = inbound !== null && now - inbound < REPLY_WINDOW_MS ? 0 : 1;
-    deps.queue.enqueue(id, status, dueAt, expiresAt, priority);
+    deps.queue.enqueue(id, status, dueAt, expiresAt, now - REPLY_WINDOW_MS);
     const answer = answerOf(deps.messages.findById(id)!, Math.max(0, user.monthlyCredits - deps.credits.used(user.id, month)));
     if (idempotencyKey !== undefined) {
       deps.idempotency.bind(user.id, idempotencyKey, id);
