@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { buildRef, type RefBuild } from './against';
 import type { BodyKind } from './bodies';
 import { startLoadGenerator } from './loadgen-client';
-import { bigUser, login, seed, senders, unpaced } from './seed';
+import { bigUser, login, seed, senders, smallUser, unpaced } from './seed';
 import { cpuSeconds, startServer, type Running } from './processes';
 
 interface Node { id: number; callFrame: { functionName: string; url: string; lineNumber: number }; hitCount: number }
@@ -48,7 +48,7 @@ function report(file: string, seconds: number): string[] {
 
 async function main(): Promise<void> {
   const args = process.argv.slice(2);
-  const scenario = (args.find((a) => !a.startsWith('--') && args[args.indexOf(a) - 1] !== '--against') ?? 'status') as 'status' | 'inbound' | 'send' | 'healthz';
+  const scenario = (args.find((a) => !a.startsWith('--') && args[args.indexOf(a) - 1] !== '--against') ?? 'status') as 'status' | 'inbound' | 'send' | 'healthz' | 'listing';
   const againstAt = args.indexOf('--against');
   const dir = mkdtempSync(join(tmpdir(), 'gateway-profile-'));
   const profiles = process.env.PROFILE_DIR ?? join(dir, 'profiles');
@@ -59,7 +59,7 @@ async function main(): Promise<void> {
     if (againstAt !== -1) ref = buildRef(join(__dirname, '..', '..'), args[againstAt + 1]!, (line) => process.stderr.write(line));
     const databasePath = join(dir, 'bench.db');
     // Sends spread over 4 numbers, as in `npm run bench`: one number's pace (1,000/s at most) would cap the load.
-    const [user, ...sending] = await seed(databasePath, [bigUser(MESSAGES, MESSAGES / 2), ...senders(4)], ref?.migrations);
+    const [user, small, ...sending] = await seed(databasePath, [bigUser(MESSAGES, MESSAGES / 2), smallUser(), ...senders(4)], ref?.migrations);
     const sandbox = await startServer(join(__dirname, 'sandbox-process.js'), { SANDBOX_PHONE_NUMBER_ID: user!.phoneNumberId, SANDBOX_TOKEN: user!.token,
       SANDBOX_ACCOUNTS: sending.map((u) => `${u.phoneNumberId}:${u.token}`).join(',') }, '/_sandbox/requests');
     servers.push(sandbox);
@@ -73,15 +73,19 @@ async function main(): Promise<void> {
       image: { id: 'none', sha256: createHash('sha256').digest('base64') } } });
     const port = Number(new URL(gateway.url).port);
     // healthz: what every request costs (hooks, headers, logging) with no work of its own.
-    const body: BodyKind | undefined = scenario === 'healthz' ? undefined : scenario;
-    const side = scenario === 'send' ? { port, path: '/api/message/send', method: 'POST' as const, rotate: senderCookies.map((cookie) => ({ cookie })) }
+    const body: BodyKind | undefined = scenario === 'healthz' || scenario === 'listing' ? undefined : scenario;
+    // listing: the 1,000-message user's conversations, one client after another, as the bench's small listing.
+    const listing = scenario === 'listing';
+    const smallCookie = listing ? await login(gateway.url, 'small@bench.local') : '';
+    const side = listing ? { port, path: `/api/user/${small!.id}/conversations?filter=all`, method: 'GET' as const, headers: { cookie: smallCookie } }
+      : scenario === 'send' ? { port, path: '/api/message/send', method: 'POST' as const, rotate: senderCookies.map((cookie) => ({ cookie })) }
       : scenario === 'healthz' ? { port, path: '/healthz', method: 'GET' as const }
       : { port, path: '/api/messaging/webhook', method: 'POST' as const };
     const signWith = scenario === 'status' || scenario === 'inbound' ? APP_SECRET : undefined;
     // Warm-up first (JIT); the report counts only the samples of the measured load, at the profile's end.
-    await loadgen.ask({ kind: 'load', side, body, signWith, connections: 32, pipelining: 2, seconds: 3 });
+    await loadgen.ask({ kind: 'load', side, body, signWith, connections: listing ? 1 : 32, pipelining: listing ? 1 : 2, seconds: 3 });
     const before = cpuSeconds(gateway.pid);
-    const { result } = await loadgen.ask({ kind: 'load', side, body, signWith, connections: 32, pipelining: 2, seconds: SECONDS });
+    const { result } = await loadgen.ask({ kind: 'load', side, body, signWith, connections: listing ? 1 : 32, pipelining: listing ? 1 : 2, seconds: SECONDS });
     const cpu = cpuSeconds(gateway.pid) - before;
     console.log(`${ref?.label ?? 'this tree'}, ${scenario}: ${result!.rps.toFixed(0)} req/s, ${((cpu / result!.count) * 1e6).toFixed(0)} µs CPU/request `
       + `(profiling included), p50 ${result!.p50.toFixed(1)} ms, p99 ${result!.p99.toFixed(1)} ms, errors ${result!.errors}`);

@@ -101,9 +101,10 @@ export default fp(async function auth(app: FastifyInstance, options: { secret: s
   app.decorateRequest('apiKeyId', null);
   // A request that would act with the cookie (no Authorization header, which comes first) is refused from another site,
   // before its body is read: a plain HTML form on any site could otherwise upload, replay or log out everywhere.
-  app.addHook('onRequest', async (request) => {
-    if (SAFE_METHODS.has(request.method) || request.headers.authorization !== undefined || !request.cookies.token) return;
-    if (fromAnotherSite(request)) throw crossSite();
+  // Callback-style: it runs on every request.
+  app.addHook('onRequest', (request, _reply, done) => {
+    if (SAFE_METHODS.has(request.method) || request.headers.authorization !== undefined || !request.cookies.token) return done();
+    done(fromAnotherSite(request) ? crossSite() : undefined);
   });
   if (!app.config.cookieSecure) {
     let warned = false;

@@ -1,6 +1,6 @@
 // Bounds what slow or bulky clients can hold: a deadline for receiving each request, and a budget of body bytes in memory.
 import { Transform } from 'node:stream';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest, RequestPayload } from 'fastify';
 import fp from 'fastify-plugin';
 import type { Config } from '../config';
 import { AppError } from '../errors';
@@ -42,7 +42,7 @@ const busy = () => new AppError(503, 'BUSY', 'Too many large requests are being 
 export default fp(async function slowClients(app: FastifyInstance, options: { budgetBytes?: number }) {
   const budget = options.budgetBytes ?? BODY_BUDGET_BYTES;
   let held = 0;
-  app.addHook('preParsing', async (request, reply, payload) => {
+  const budgeted = (request: FastifyRequest, reply: FastifyReply, payload: RequestPayload): RequestPayload => {
     const { headers, method } = request;
     const noBody = headers['transfer-encoding'] === undefined && (headers['content-length'] ?? '0') === '0';
     if (method === 'GET' || method === 'HEAD' || noBody) return payload;
@@ -87,5 +87,13 @@ export default fp(async function slowClients(app: FastifyInstance, options: { bu
       payload.resume();
     });
     return payload.pipe(counted);
+  };
+  // Callback-style: it runs on every request, and an async hook costs a promise and a microtask turn.
+  app.addHook('preParsing', (request, reply, payload, done) => {
+    try {
+      done(null, budgeted(request, reply, payload));
+    } catch (error) {
+      done(error as Error, undefined);
+    }
   });
 }, { name: 'slow-clients' });

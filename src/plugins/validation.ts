@@ -91,11 +91,10 @@ export default fp(async function validation(app: FastifyInstance) {
   app.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'body' ? readableBodies(schema, bodies.compile(schema)) : plainIntegers(schema, strings.compile(schema))));
 
   // `{id}` path segments are positive integers, checked before authentication (the admin pages word it so).
-  app.addHook('preValidation', async (request) => {
+  // Callback-style: it runs on every request.
+  app.addHook('preValidation', (request, _reply, done) => {
     const id = (request.params as { id?: unknown } | undefined)?.id;
-    if (typeof id === 'string' && !/^[1-9][0-9]{0,15}$/.test(id)) {
-      throw new AppError(400, 'VALIDATION_ERROR', 'params/id must be a positive integer');
-    }
+    done(typeof id === 'string' && !/^[1-9][0-9]{0,15}$/.test(id) ? new AppError(400, 'VALIDATION_ERROR', 'params/id must be a positive integer') : undefined);
   });
 
   // Fastify parses text/plain by default; the contract accepts JSON only (anything else is 415) …
