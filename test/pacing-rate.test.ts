@@ -104,7 +104,7 @@ t.test('131048 pauses the number: the message waits queued, the pause is in /met
   t.equal(app.messagesRepo.findById(id)!.errorJson, null, 'not failed');
 });
 
-t.test('replies (a contact who wrote within 24 h) go before template bulk of the same number', async (t) => {
+for (const addressed of ['to', 'contact_id'] as const) t.test(`replies (a contact who wrote within 24 h, the reply addressed by ${addressed}) go before template bulk of the same number`, async (t) => {
   const { app, sandbox, user, post } = await sendingApp(t, { credits: 100 });
   app.usersRepo.update(user.id, { messagingRate: 1 }, app.now());
   await app.writer.write(() => app.messagesRepo.insertInbound({
@@ -116,8 +116,27 @@ t.test('replies (a contact who wrote within 24 h) go before template bulk of the
   for (let i = 0; i < 3; i++) {
     ids.push((await post('/api/message/send2', { to: BULK, template_name: 'promo', language: 'en', param1: 'a', param2: `p${i}` }, { prefer: 'respond-async' })).json().id);
   }
-  ids.push((await post('/api/message/send', { to: TO, type: 'text', text: { body: 'on its way' } }, { prefer: 'respond-async' })).json().id);
+  const contactId = app.db.$client.prepare('SELECT id FROM contacts WHERE user_id = ? AND wa_id = ?').pluck().get(user.id, TO) as number;
+  const recipient = addressed === 'to' ? { to: TO } : { contact_id: contactId };
+  ids.push((await post('/api/message/send', { ...recipient, type: 'text', text: { body: 'on its way' } }, { prefer: 'respond-async' })).json().id);
   await until(() => ids.every((id) => app.messagesRepo.findById(id)!.status === 'accepted'));
   const order = messagesOnly(sandbox.requests).map((r) => JSON.parse(r.body)).map((b) => b.text?.body ?? b.template.components[0].parameters[1].text);
   t.same(order, ['p0', 'on its way', 'p1', 'p2'], 'the reply overtook the bulk still waiting');
+});
+
+t.test('a contact who last wrote more than 24 h ago is bulk: its message keeps its place', async (t) => {
+  const { app, sandbox, user, post } = await sendingApp(t, { credits: 100 });
+  app.usersRepo.update(user.id, { messagingRate: 1 }, app.now());
+  await app.writer.write(() => app.messagesRepo.insertInbound({
+    userId: user.id, contactWaId: TO, contactName: 'Ana', wamid: 'wamid.inbound-old', type: 'text', text: 'hello',
+    payloadJson: '{}', createdAt: Date.now() - 25 * 3600 * 1000,
+  }));
+  const ids: number[] = [];
+  for (let i = 0; i < 2; i++) {
+    ids.push((await post('/api/message/send2', { to: '15557654321', template_name: 'promo', language: 'en', param1: 'a', param2: `p${i}` }, { prefer: 'respond-async' })).json().id);
+  }
+  ids.push((await post('/api/message/send', { to: TO, type: 'text', text: { body: 'late reply' } }, { prefer: 'respond-async' })).json().id);
+  await until(() => ids.every((id) => app.messagesRepo.findById(id)!.status === 'accepted'));
+  const order = messagesOnly(sandbox.requests).map((r) => JSON.parse(r.body)).map((b) => b.text?.body ?? b.template.components[0].parameters[1].text);
+  t.same(order, ['p0', 'p1', 'late reply'], 'no window open: sent in the order queued');
 });
