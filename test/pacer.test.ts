@@ -68,6 +68,14 @@ t.test('an answer back sooner than the allowance lets the next window open from 
   t.same(starts.slice(0, 6).map((s) => Math.round(s)), [0, 200, 401, 601, 802, 1003], 'the 6th leaves 1 s + 2 ms after the 1st was answered');
 });
 
+t.test('a call not answered yet when its window would end holds the next call until its answer: it may still be on its way', async (t) => {
+  const starts = await paced(5, 10, (i) => (i === 0 ? 1500 : 1));
+  t.equal(busiest(starts), 5);
+  // It may have reached the network just before its answer (1,500 ms): the 6th leaves 1 s + 2 ms after that, not
+  // 1 s after the 1st left (when the 1st could still arrive in the same second).
+  t.same(starts.slice(0, 6).map((s) => Math.round(s)), [0, 200, 401, 601, 802, 2502]);
+});
+
 t.test('a call answered much later than the number’s fastest answer is taken to have arrived late: the window waits for it', async (t) => {
   const starts = await paced(5, 10, (i) => (i === 0 ? 300 : 1));
   t.equal(busiest(starts), 5);

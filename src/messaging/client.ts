@@ -183,8 +183,8 @@ export function createMessagingClient(options: MessagingClientOptions) {
     for (let n = 1; ; n++) {
       const answered = await sendOptions.beforeAttempt?.(n);
       const startedAt = performance.now();
-      const outcome = await attempt(path, account.token, payload, Math.min(timeoutMs, deadline - clock.now()), read);
-      answered?.();
+      // Told in every case: the pacer holds the number's later calls until this one is answered.
+      const outcome = await attempt(path, account.token, payload, Math.min(timeoutMs, deadline - clock.now()), read).finally(() => answered?.());
       options.observe?.(outcome.result, (performance.now() - startedAt) / 1000);
       if (!outcome.retry || n >= attempts) return outcome.result;
       const wait = Math.max(backoffMs(n), outcome.retryAfterMs ?? 0);

@@ -5,8 +5,8 @@
 // came back, less the part of an answer time every call of the number has (the fastest answer of the log: the way back
 // and the network's own work), give or take JITTER_MS: so the pace is kept on start times when answers are slow only
 // because the network is far (a 100 ms round trip used to cost the number 10 % of its rate), and on answers when they
-// are slow because a call took long to get there (a busy event loop, a new connection). A call not answered yet is
-// taken to have arrived within JITTER_MS plus the event loop's recent lateness of leaving.
+// are slow because a call took long to get there (a busy event loop, a new connection). A call not answered yet may
+// still reach the network at any moment before its answer: the call `rate` places after it waits for that answer.
 // Nothing runs while no one waits: no timer, no loop.
 import { setTimeout as wait } from 'node:timers/promises';
 import { AppError } from '../errors';
@@ -17,13 +17,12 @@ const WINDOW_MS = 1000;
 const SPREAD = 1.002;
 const JITTER_MS = 12;
 const MARGIN_MS = 2;
-/** How fast a lateness seen once stops widening the allowance (ms per ms). */
-const LAG_DECAY = 0.01;
 
 export interface PacerClock { now(): number; sleep(ms: number): Promise<unknown> }
 const realClock: PacerClock = { now: () => performance.now(), sleep: (ms) => wait(ms, undefined, { ref: false }) };
 
-interface Call { sent: number; done?: number; forgotten?: true }
+/** `waiters`: calls waiting for this one's answer to know when it reached the network. */
+interface Call { sent: number; done?: number; forgotten?: true; waiters?: (() => void)[] }
 /** `fastest`: the fastest answer time among the logged calls (Infinity: none answered yet), kept as answers come and
  * recomputed only when old calls leave the log (once per `rate` calls: no walk of the log per call). */
 interface Lane { next: number; log: Call[]; fastest: number }
@@ -41,13 +40,6 @@ export interface Turn { go(): Promise<Done>; retry(): Promise<Done> }
 
 export function createPacer(clock: PacerClock = realClock) {
   const lanes = new Map<string, Lane>();
-  // The latest lateness of a pacer's wake-up, decaying: how late this event loop has been running lately.
-  let lag = { ms: 0, at: 0 };
-  const recentLag = (now: number) => Math.max(0, lag.ms - (now - lag.at) * LAG_DECAY);
-  const noteLateness = (due: number) => {
-    const woke = clock.now();
-    if (woke - due > recentLag(woke)) lag = { ms: woke - due, at: woke };
-  };
   const lane = (id: string): Lane => {
     let found = lanes.get(id);
     if (!found) lanes.set(id, found = { next: 0, log: [], fastest: Infinity });
@@ -70,24 +62,26 @@ export function createPacer(clock: PacerClock = realClock) {
       const l = lane(id);
       const now = clock.now();
       const earlier = l.log.length < rate ? undefined : l.log[l.log.length - rate]!;
-      let reached = -Infinity;
-      if (earlier !== undefined) {
-        reached = earlier.done === undefined ? earlier.sent + JITTER_MS + recentLag(now)
-          : Math.max(earlier.sent, earlier.done - Math.max(0, l.fastest - JITTER_MS));
+      if (earlier !== undefined && earlier.done === undefined) {
+        // Its arrival is unknown until it is answered (the network, or this process, may be stalled): wait for that.
+        await new Promise<void>((answered) => (earlier.waiters ??= []).push(answered));
+        continue;
       }
+      const reached = earlier === undefined ? -Infinity : Math.max(earlier.sent, earlier.done! - Math.max(0, l.fastest - JITTER_MS));
       const due = Math.max(at, reached + WINDOW_MS + MARGIN_MS);
       if (due <= now) {
         const call: Call = { sent: now };
         l.log.push(call);
         if (l.log.length > 2 * rate) forget(l, l.log.length - rate);
         return () => {
+          if (call.done !== undefined) return;
           call.done = clock.now();
           // A call forgotten meanwhile no longer counts (as the walk over the log it replaces).
           if (!call.forgotten) l.fastest = Math.min(l.fastest, call.done - call.sent);
+          call.waiters?.forEach((answered) => answered());
         };
       }
       await clock.sleep(due - now);
-      noteLateness(due);
     }
   }
 
@@ -97,10 +91,7 @@ export function createPacer(clock: PacerClock = realClock) {
     /** Sleeps until the pacer's time `at` (a slot from `reserve`). */
     until: async (at: number): Promise<void> => {
       const ms = at - clock.now();
-      if (ms > 0) {
-        await clock.sleep(ms);
-        noteLateness(at);
-      }
+      if (ms > 0) await clock.sleep(ms);
     },
 
     /**
