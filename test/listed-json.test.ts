@@ -117,6 +117,19 @@ t.test('every write that changes a message leaves its stored JSON equal to rende
   t.match(JSON.parse(app.db.$client.prepare('SELECT listed_json FROM messages WHERE id = ?').pluck().get(photo) as string),
     { wamid: 'wamid.photo', status: 'accepted', media: { id: 'upload-1', caption: 'look "here"' }, reply_to: hello });
 
+  // A queued or scheduled message is stored in its place in the queue, in its one INSERT; its priority from its
+  // conversation (Ana, 111, wrote within 24 h: a reply; 333 never wrote: bulk).
+  const window = NOW - 24 * 60 * MIN;
+  const later = repo.insertOutbound({ userId: ana.id, to: '111', type: 'text', text: 'later', payloadJson: '{}', createdAt: NOW - 6 * MIN },
+    { status: 'scheduled', sendAt: NOW + 60 * MIN, expiresAt: null, replyWindowStart: window });
+  const bulk = repo.insertOutbound({ userId: ana.id, to: '333', type: 'text', text: 'news', payloadJson: '{}', createdAt: NOW - 5 * MIN },
+    { status: 'queued', sendAt: NOW - 5 * MIN, expiresAt: NOW + 60 * MIN, replyWindowStart: window });
+  check('stored queued and scheduled', 15);
+  const placed = app.db.$client.prepare('SELECT status, send_at AS sendAt, expires_at AS expiresAt, priority FROM messages WHERE id = ?');
+  t.same(placed.get(later), { status: 'scheduled', sendAt: NOW + 60 * MIN, expiresAt: null, priority: 0 });
+  t.same(placed.get(bulk), { status: 'queued', sendAt: NOW - 5 * MIN, expiresAt: NOW + 60 * MIN, priority: 1 });
+  t.equal(JSON.parse(app.db.$client.prepare('SELECT listed_json FROM messages WHERE id = ?').pluck().get(later) as string).status, 'scheduled');
+
   // Sanity: the check itself sees a stale row.
   app.db.$client.prepare("UPDATE messages SET status = 'sent' WHERE id = ?").run(pending);
   t.same(stale(app).stale, [pending]);

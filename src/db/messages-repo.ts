@@ -19,6 +19,9 @@ export interface NewOutbound {
   payloadJson: string; templateJson?: string | null; createdAt: number;
   mediaJson?: string | null; locationJson?: string | null; replyTo?: string | null;
 }
+/** Where a queued or scheduled message waits: due from `sendAt`, failed EXPIRED after `expiresAt`; a reply (before
+ * bulk) when its contact wrote after `replyWindowStart`. */
+export interface QueuePlacement { status: 'queued' | 'scheduled'; sendAt: number; expiresAt: number | null; replyWindowStart: number }
 export interface NewInbound {
   userId: number; wamid: string; type: string; text: string | null;
   /** The contact as resolution found it; or, for callers that only know a number, `contactWaId` (and its name). */
@@ -102,14 +105,17 @@ export function createMessagesRepo(db: DB, renderer: MessageRenderer) {
   const accept = client.prepare<[string, number, string, number | null, number, string | null, number]>(`
     UPDATE messages SET wamid = ?, conversation_id = ?, status = ?, status_updated_at = ?, status_rank = max(status_rank, ?), listed_json = ?
     WHERE id = ?`);
-  // Stored with its listed JSON, as an inbound message is (its id from the sequence, inside the writer's transaction).
+  // Stored with its listed JSON, as an inbound message is (its id from the sequence, inside the writer's transaction);
+  // a queued one with its place in the queue, its priority from its conversation (0: the contact wrote after the window start).
   const insertOutboundRow = client.prepare<{
     id: number; userId: number; conversationId: number; type: string; text: string | null; to: string; payloadJson: string;
     templateJson: string | null; createdAt: number; mediaJson: string | null; locationJson: string | null; replyTo: string | null; listed: string | null;
+    status: string; sendAt: number | null; expiresAt: number | null; windowStart: number | null;
   }>(`INSERT INTO messages (id, user_id, conversation_id, direction, type, text, to_number, status, status_rank, payload_json,
-      template_json, created_at, media_json, location_json, reply_to, listed_json)
-    VALUES (@id, @userId, @conversationId, 'outbound', @type, @text, @to, 'pending', 0, @payloadJson, @templateJson, @createdAt,
-      @mediaJson, @locationJson, @replyTo, @listed)`);
+      template_json, created_at, media_json, location_json, reply_to, listed_json, send_at, expires_at, priority)
+    VALUES (@id, @userId, @conversationId, 'outbound', @type, @text, @to, @status, 0, @payloadJson, @templateJson, @createdAt,
+      @mediaJson, @locationJson, @replyTo, @listed, @sendAt, @expiresAt, CASE WHEN @windowStart IS NOT NULL
+        THEN coalesce((SELECT last_inbound_at FROM conversations WHERE id = @conversationId), 0) <= @windowStart END)`);
   const fail = client.prepare<[string, number, number]>(
     `UPDATE messages SET status = 'failed', status_rank = ${STATUS_RANK.failed}, error_json = ?, status_updated_at = ? WHERE id = ?`);
   // Interrupted sends (SPEC §5 item 6): a bounded id range per statement, so no scan holds the event loop for long.
@@ -181,20 +187,23 @@ export function createMessagesRepo(db: DB, renderer: MessageRenderer) {
   return {
     conversationId,
 
-    /** Stores an outbound message as `pending`, in the conversation of the recipient as given; its id. Its message.sent
-     * event records `queuedAs` when the message is stored to be queued or scheduled. */
-    insertOutbound(m: NewOutbound, queuedAs?: 'queued' | 'scheduled'): number {
+    /** Stores an outbound message as `pending` (or, `queued`, in its place in the send queue), in the conversation of the
+     * recipient as given; its id. Its message.sent event records whether it was queued or scheduled. */
+    insertOutbound(m: NewOutbound, queued?: QueuePlacement): number {
       const row = {
         id: nextMessageId.get()!, userId: m.userId, conversationId: conversationId(m.userId, m.contact ?? m.to, m.createdAt, null), type: m.type,
         text: m.text, to: m.to, payloadJson: m.payloadJson, templateJson: m.templateJson ?? null, createdAt: m.createdAt,
         mediaJson: m.mediaJson ?? null, locationJson: m.locationJson ?? null, replyTo: m.replyTo ?? null,
       };
       // As STORED_MESSAGE reads a new pending row back (test/listed-json.test.ts holds the two equal).
-      const listedJson = listed.renderOrNull([row.id, null, 'outbound', row.type, row.text, row.to, 'pending', null, row.templateJson,
+      const status = queued?.status ?? 'pending';
+      const listedJson = listed.renderOrNull([row.id, null, 'outbound', row.type, row.text, row.to, status, null, row.templateJson,
         row.mediaJson, row.locationJson, row.replyTo, row.createdAt, null, [], null, null, null, null, 0, null]);
-      const id = Number(insertOutboundRow.run({ ...row, listed: listedJson }).lastInsertRowid);
+      const id = Number(insertOutboundRow.run({
+        ...row, listed: listedJson, status, sendAt: queued?.sendAt ?? null, expiresAt: queued?.expiresAt ?? null, windowStart: queued?.replyWindowStart ?? null,
+      }).lastInsertRowid);
       if (listedJson === null) listed.refresh(id);
-      appendEvent('message.sent', id, queuedAs ?? null, m.userId);
+      appendEvent('message.sent', id, queued?.status ?? null, m.userId);
       return id;
     },
 

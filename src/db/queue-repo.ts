@@ -1,7 +1,8 @@
 // The send queue is the messages table: outbound rows with status `queued` or `scheduled`, due from `send_at`, in
 // order of priority (0: a reply inside the contact's 24 h window, 1: bulk), then due time, then id. Every move is one
 // conditional UPDATE, so a claim, a cancel and an expiry of the same row can never both win. Each move appends its
-// message.status event (pending, queued again, failed) in the same write.
+// message.status event (pending, queued again, failed) in the same write. A message enters the queue as it is stored
+// (messages-repo's insertOutbound with its QueuePlacement).
 import type { DB } from './client';
 import { eventLogOf } from './events-repo';
 import { createListedMessages, type MessageRenderer } from './listed-messages';
@@ -19,11 +20,6 @@ export function createQueueRepo(db: DB, renderer: MessageRenderer) {
   const client = db.$client;
   const listed = createListedMessages(client, renderer);
   const appendEvent = eventLogOf(client).append;
-  // Its priority from its own conversation (one primary-key read): 0 when the contact wrote after `windowStart`.
-  const enqueue = client.prepare<{ id: number; status: string; sendAt: number; expiresAt: number | null; windowStart: number }>(
-    `UPDATE messages SET status = @status, send_at = @sendAt, expires_at = @expiresAt,
-      priority = coalesce((SELECT last_inbound_at FROM conversations WHERE id = messages.conversation_id), 0) <= @windowStart
-    WHERE id = @id`);
   const claim = client.prepare<{ userId: number; now: number }, ClaimedMessage>(`UPDATE messages SET status = 'pending', status_rank = 0
     WHERE id = (SELECT id FROM messages WHERE user_id = @userId AND ${WAITING} AND send_at <= @now
                   AND (expires_at IS NULL OR expires_at > @now) ORDER BY priority, send_at, id LIMIT 1)
@@ -55,12 +51,6 @@ export function createQueueRepo(db: DB, renderer: MessageRenderer) {
   };
 
   return {
-    /** Turns a just stored pending message into a queued or scheduled one (inside the write that stored it): a reply
-     * (priority 0) when its contact wrote after `windowStart`, else bulk (1). */
-    enqueue(id: number, status: 'queued' | 'scheduled', sendAt: number, expiresAt: number | null, windowStart: number): void {
-      enqueue.run({ id, status, sendAt, expiresAt, windowStart });
-      listed.refresh(id);
-    },
     /** The user's next due message, now `pending` (call inside a write); undefined when none is due. */
     claimNext(userId: number, now: number): ClaimedMessage | undefined {
       const row = claim.get({ userId, now });

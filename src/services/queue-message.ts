@@ -93,8 +93,7 @@ export async function queueMessage(deps: QueueDeps, user: UserRow, message: Outb
     }
     const id = deps.messages.insertOutbound({
       userId: user.id, contact: contactOfSend(deps.contacts, user.id, message, now, contactId), to: message.to, type: message.kind, createdAt: now, ...storedFields(message), payloadJson: JSON.stringify(wireBody(message)),
-    }, status);
-    deps.queue.enqueue(id, status, dueAt, expiresAt, now - REPLY_WINDOW_MS);
+    }, { status, sendAt: dueAt, expiresAt, replyWindowStart: now - REPLY_WINDOW_MS });
     const answer = answerOf(deps.messages.findById(id)!, Math.max(0, user.monthlyCredits - deps.credits.used(user.id, month)));
     if (idempotencyKey !== undefined) {
       deps.idempotency.bind(user.id, idempotencyKey, id);
