@@ -4,6 +4,7 @@ import Fastify, { type FastifyRequest, type FastifyServerOptions } from 'fastify
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { durationSeconds, type Config } from './config';
 import { resolveJwtSecret } from './support/jwt-secret';
+import { LazyChildLogger, type ParentLogger } from './support/lazy-logger';
 import type { HashSlots } from './services/passwords';
 import authPlugin from './plugins/auth';
 import dbPlugin from './plugins/db';
@@ -125,6 +126,7 @@ export async function buildApp(config: Config, options: AppOptions = {}) {
     },
     routerOptions: { maxParamLength: 200 },
     frameworkErrors: routingError,
+    childLoggerFactory: (logger, bindings, options) => new LazyChildLogger(logger as ParentLogger, bindings, options),
     clientErrorHandler: clientError,
     ...slowClientOptions(config),
   }).withTypeProvider<TypeBoxTypeProvider>();
