@@ -126,7 +126,9 @@ export async function buildApp(config: Config, options: AppOptions = {}) {
     },
     routerOptions: { maxParamLength: 200 },
     frameworkErrors: routingError,
-    childLoggerFactory: (logger, bindings, options) => new LazyChildLogger(logger as ParentLogger, bindings, options),
+    // Made only when the request logs (pino's logger tells whether a level is on; any other gets its child at once).
+    childLoggerFactory: (logger, bindings, options) => (typeof (logger as Partial<ParentLogger>).isLevelEnabled === 'function'
+      ? new LazyChildLogger(logger as ParentLogger, bindings, options) : logger.child(bindings, options)),
     clientErrorHandler: clientError,
     ...slowClientOptions(config),
   }).withTypeProvider<TypeBoxTypeProvider>();
