@@ -82,10 +82,11 @@ async function main(): Promise<void> {
       : scenario === 'healthz' ? { port, path: '/healthz', method: 'GET' as const }
       : { port, path: '/api/messaging/webhook', method: 'POST' as const };
     const signWith = scenario === 'status' || scenario === 'inbound' ? APP_SECRET : undefined;
+    const load = { kind: 'load' as const, side, body, signWith, ...(listing ? { connections: 1, pipelining: 1 } : { connections: 32, pipelining: 2 }) };
     // Warm-up first (JIT); the report counts only the samples of the measured load, at the profile's end.
-    await loadgen.ask({ kind: 'load', side, body, signWith, connections: listing ? 1 : 32, pipelining: listing ? 1 : 2, seconds: 3 });
+    await loadgen.ask({ ...load, seconds: 3 });
     const before = cpuSeconds(gateway.pid);
-    const { result } = await loadgen.ask({ kind: 'load', side, body, signWith, connections: listing ? 1 : 32, pipelining: listing ? 1 : 2, seconds: SECONDS });
+    const { result } = await loadgen.ask({ ...load, seconds: SECONDS });
     const cpu = cpuSeconds(gateway.pid) - before;
     console.log(`${ref?.label ?? 'this tree'}, ${scenario}: ${result!.rps.toFixed(0)} req/s, ${((cpu / result!.count) * 1e6).toFixed(0)} µs CPU/request `
       + `(profiling included), p50 ${result!.p50.toFixed(1)} ms, p99 ${result!.p99.toFixed(1)} ms, errors ${result!.errors}`);
