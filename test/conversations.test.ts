@@ -340,16 +340,26 @@ t.test("10 parallel listings of one user run at most 4 at once; another user's l
   seedFairness(app, ana, ben);
   const alone = (await get(app, ana.id, '?limit=50', bearer(app, ana))).body;
   t.ok(Buffer.byteLength(alone) < SLOT_BYTES && Buffer.byteLength(alone) > 1_000_000, 'a big answer that fits a slot');
-  const finished: string[] = [];
-  const anas = Array.from({ length: 10 }, (_, i) => get(app, ana.id, '?limit=50', bearer(app, ana)).then((res) => {
-    finished.push(`ana${i}`);
-    return res;
-  }));
-  // Ben asks once all of Ana's are queued: he waits behind at most her 4 under way, not behind all 10.
-  const asked = () => app.conversationsReader.stats().waiting + app.conversationsReader.stats().underWay + finished.length;
-  for (let i = 0; i < 2000 && asked() < 10; i++) await new Promise((resolve) => setImmediate(resolve));
-  t.equal(asked(), 10, 'all of Ana\'s listings reached the reader');
-  t.ok(app.conversationsReader.stats().underWay <= USER_TURNS, 'at most 4 under way, the others waiting their turn (or done)');
+  // Ben asks once all of Ana's are queued and none has finished: he waits behind at most her 4 under way, not behind the
+  // 6 waiting. On a busy machine her first ones may finish before the last is queued: that try tests nothing (Ben may
+  // rightly come after a listing that started before him), so it is run again, up to 5 times.
+  let finished: string[] = [];
+  let anas: Promise<Awaited<ReturnType<typeof get>>>[] = [];
+  let waitingWhenBenAsked = 0;
+  for (let attempt = 0; attempt < 5 && waitingWhenBenAsked < 10 - USER_TURNS; attempt++) {
+    await Promise.all(anas);
+    const order: string[] = finished = [];
+    anas = Array.from({ length: 10 }, (_, i) => get(app, ana.id, '?limit=50', bearer(app, ana)).then((res) => {
+      order.push(`ana${i}`);
+      return res;
+    }));
+    const asked = () => app.conversationsReader.stats().waiting + app.conversationsReader.stats().underWay + order.length;
+    for (let i = 0; i < 2000 && asked() < 10; i++) await new Promise((resolve) => setImmediate(resolve));
+    t.equal(asked(), 10, 'all of Ana\'s listings reached the reader');
+    t.ok(app.conversationsReader.stats().underWay <= USER_TURNS, 'at most 4 under way, the others waiting their turn (or done)');
+    waitingWhenBenAsked = app.conversationsReader.stats().waiting;
+  }
+  t.equal(waitingWhenBenAsked, 10 - USER_TURNS, 'Ben asked while 6 of Ana\'s listings waited their turn');
   const bens = get(app, ben.id, '', bearer(app, ben)).then((res) => {
     finished.push('ben');
     return res;
