@@ -14,6 +14,9 @@ export interface ClaimTimes {
   expiredBefore: number;
 }
 
+/** A key answers the same request for a day; after that it is forgotten (and a retention job deletes it). */
+export const IDEMPOTENCY_KEY_TTL_MS = 24 * 3600 * 1000;
+
 interface KeyRow { requestHash: string; responseStatus: number | null; responseBody: string | null }
 
 /**

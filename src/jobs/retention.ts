@@ -1,5 +1,6 @@
 // Retention sweep: at start-up and every hour, deletes aged rows in small batches (one write each, a turn of the
 // event loop between them), so requests keep being served and no write holds the lock for long.
+import { IDEMPOTENCY_KEY_TTL_MS } from '../db/idempotency-repo';
 import type { RetentionRepo } from '../db/retention-repo';
 import type { SessionsRepo } from '../db/sessions-repo';
 import type { WebhookEventsRepo } from '../db/webhook-events-repo';
@@ -38,8 +39,6 @@ const EVERY_HOUR = 3_600_000;
 export const BATCH = 500;
 /** Conversations read per page of the messages walk (each one is an index lookup). */
 const CONVERSATIONS_PAGE = 200;
-/** An idempotency key answers the same request for a day (as the send service decides). */
-const KEY_TTL_MS = DAY_MS;
 /** A send answers within 2 × the timeout: a status still unmatched after a week never will be. */
 const ORPHAN_TTL_MS = 7 * DAY_MS;
 
@@ -99,7 +98,7 @@ export function createRetentionSweep(deps: RetentionDeps) {
       }
       if (deps.messagesDays > 0) await agedMessages(now - deps.messagesDays * DAY_MS, totals);
       totals.orphanStatuses = await drain(() => deps.retention.deleteOrphansBefore(now - ORPHAN_TTL_MS, BATCH));
-      totals.idempotencyKeys = await drain(() => deps.retention.deleteKeysBefore(now - KEY_TTL_MS, BATCH));
+      totals.idempotencyKeys = await drain(() => deps.retention.deleteKeysBefore(now - IDEMPOTENCY_KEY_TTL_MS, BATCH));
       totals.revokedSessions = await drain(() => deps.sessions.prune(now, BATCH));
       const log = deps.eventLog;
       if (log && log.days > 0) totals.events = await drain(() => log.deleteBefore(now - log.days * DAY_MS, BATCH));

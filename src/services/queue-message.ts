@@ -6,7 +6,7 @@ import { contactOfSend } from './send-recipient';
 import { createHash } from 'node:crypto';
 import type { Message } from '../../schemas/conversations';
 import type { CreditsRepo } from '../db/credits-repo';
-import type { IdempotencyRepo } from '../db/idempotency-repo';
+import { IDEMPOTENCY_KEY_TTL_MS, type IdempotencyRepo } from '../db/idempotency-repo';
 import type { MessagesRepo } from '../db/messages-repo';
 import type { QueueRepo } from '../db/queue-repo';
 import type { MessageRow, UserRow } from '../db/tables';
@@ -14,14 +14,12 @@ import type { Writer } from '../db/writer';
 import { AppError } from '../errors';
 import { wireBody, type OutboundMessage } from '../messaging/client';
 import { monthKey } from '../support/time';
+import { SERVICE_WINDOW_MS } from './conversations';
 import { storedFields } from './outbound-message';
 import { accountOf, type SendDeps } from './send-message';
 
-const KEY_TTL_MS = 24 * 3600 * 1000;
 /** How far ahead a send_at may be. */
 export const MAX_AHEAD_MS = 30 * 24 * 3600 * 1000;
-/** A contact who wrote within this is in its reply window: its messages go before bulk. */
-const REPLY_WINDOW_MS = 24 * 3600 * 1000;
 
 export interface QueueDeps {
   writer: Writer;
@@ -81,7 +79,7 @@ export async function queueMessage(deps: QueueDeps, user: UserRow, message: Outb
     : createHash('sha256').update(JSON.stringify({ queued: message, send_at: times.send_at ?? null, expires_at: times.expires_at ?? null })).digest('hex');
   const outcome = await deps.writer.write((): QueueOutcome => {
     if (idempotencyKey !== undefined) {
-      const claim = deps.idempotency.claim(user.id, idempotencyKey, hash, now, { expiredBefore: now - KEY_TTL_MS });
+      const claim = deps.idempotency.claim(user.id, idempotencyKey, hash, now, { expiredBefore: now - IDEMPOTENCY_KEY_TTL_MS });
       if (claim.kind === 'replay') return { answer: JSON.parse(claim.body) as QueuedAnswer, replayed: true };
       if (claim.kind === 'mismatch') throw new AppError(422, 'IDEMPOTENCY_KEY_REUSED', 'This Idempotency-Key was used with a different request');
       if (claim.kind === 'in_flight') {
@@ -93,7 +91,7 @@ export async function queueMessage(deps: QueueDeps, user: UserRow, message: Outb
     }
     const id = deps.messages.insertOutbound({
       userId: user.id, contact: contactOfSend(deps.contacts, user.id, message, now, contactId), to: message.to, type: message.kind, createdAt: now, ...storedFields(message), payloadJson: JSON.stringify(wireBody(message)),
-    }, { status, sendAt: dueAt, expiresAt, replyWindowStart: now - REPLY_WINDOW_MS });
+    }, { status, sendAt: dueAt, expiresAt, replyWindowStart: now - SERVICE_WINDOW_MS });
     const answer = answerOf(deps.messages.findById(id)!, Math.max(0, user.monthlyCredits - deps.credits.used(user.id, month)));
     if (idempotencyKey !== undefined) {
       deps.idempotency.bind(user.id, idempotencyKey, id);

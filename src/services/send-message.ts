@@ -2,7 +2,7 @@
 import { createHash } from 'node:crypto';
 import type { ContactResolver } from '../contacts/resolve';
 import type { CreditsRepo } from '../db/credits-repo';
-import type { IdempotencyRepo } from '../db/idempotency-repo';
+import { IDEMPOTENCY_KEY_TTL_MS, type IdempotencyRepo } from '../db/idempotency-repo';
 import type { ContactRef, MessagesRepo } from '../db/messages-repo';
 import type { UserRow } from '../db/tables';
 import type { Writer } from '../db/writer';
@@ -14,7 +14,6 @@ import { failureError, failureRecord, keptFailure, outcomeUnknown, replayedFailu
 import { contactAnswered, contactOfSend } from './send-recipient';
 import type { SendTracker } from './send-tracker';
 
-const KEY_TTL_MS = 24 * 3600 * 1000;
 /** How long a request waits for storage to take the network's acceptance before answering 503 (then it retries in the background). */
 const STORAGE_WAIT_MS = 10_000;
 
@@ -90,7 +89,7 @@ export async function sendMessage(
   let reservedId: number | undefined;
   const claimed = await deps.writer.write(() => {
     if (idempotencyKey !== undefined) {
-      const claim = deps.idempotency.claim(user.id, idempotencyKey, hash, startedAt, { expiredBefore: startedAt - KEY_TTL_MS });
+      const claim = deps.idempotency.claim(user.id, idempotencyKey, hash, startedAt, { expiredBefore: startedAt - IDEMPOTENCY_KEY_TTL_MS });
       if (claim.kind !== 'claimed') return claim;
     }
     if (!deps.credits.reserve(user.id, month, user.monthlyCredits)) {
