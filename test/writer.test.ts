@@ -1,4 +1,5 @@
 // The single writer: concurrent writes share one transaction; each caller is answered after the commit.
+import { readdirSync, readlinkSync, renameSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import t from 'tap';
@@ -136,4 +137,45 @@ t.test('while faulted, readiness checks write at most once per interval', async 
   t.same(writer.stats(), after);
   await writer.write(() => insert.run('small'));
   t.same(await writer.checkWrites(), { ok: true }, 'any committed write clears the fault');
+});
+
+t.test('a batch is answered only after its -wal file is synced; other transactions keep the connection\'s FULL', async (t) => {
+  const { db, reader, insert } = open(t);
+  db.pragma('synchronous = FULL');
+  const writer = createWriter(db, { probeEveryMs: 0 });
+  const wal = `${db.name}-wal`;
+  await writer.write(() => insert.run('first'));
+  t.equal(db.pragma('synchronous', { simple: true }), 2, 'FULL again once the batch committed');
+
+  // The -wal file cannot be opened for the sync: the batch is committed, but its caller is not told it is stored.
+  await writer.close();
+  renameSync(wal, `${wal}.away`);
+  const told: string[] = [];
+  writer.afterCommit(() => told.push('committed'));
+  await t.rejects(writer.write(() => insert.run('unsynced')),
+    { statusCode: 503, code: 'STORAGE_UNAVAILABLE', message: 'The gateway cannot store data right now; nothing was changed, retry later' });
+  t.match(writer.health(), { ok: false, code: 'SQLITE_IOERR_FSYNC', reason: 'the disk reports an I/O error' });
+  t.same(told, [], 'listeners are told of a batch only once it is on disk');
+  renameSync(`${wal}.away`, wal);
+  await writer.write(() => insert.run('second'));
+  t.same(told, ['committed']);
+  t.same(writer.health(), { ok: true }, 'the next synced batch clears the fault');
+  t.same(reader.prepare('SELECT name FROM items ORDER BY id').pluck().all(), ['first', 'unsynced', 'second']);
+
+  // SQLite holds the -wal file open too: the writer's own descriptor is one more.
+  const walDescriptors = () => readdirSync('/proc/self/fd').filter((fd) => {
+    try { return readlinkSync(`/proc/self/fd/${fd}`) === wal; } catch { return false; }
+  }).length;
+  const held = walDescriptors();
+  await writer.close();
+  t.equal(walDescriptors(), held - 1, 'close lets go of the descriptor the syncs used');
+});
+
+t.test('an in-memory database has no -wal file: batches are answered at commit', async (t) => {
+  const db = new Database(':memory:');
+  t.teardown(() => db.close());
+  db.exec('CREATE TABLE items (id INTEGER PRIMARY KEY, name TEXT NOT NULL)');
+  const writer = createWriter(db);
+  t.equal(await writer.write(() => Number(db.prepare("INSERT INTO items (name) VALUES ('a')").run().lastInsertRowid)), 1);
+  await writer.close();
 });

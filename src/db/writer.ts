@@ -1,8 +1,12 @@
 // The one door for writes: concurrent synchronous write bodies share one transaction (up to MAX_BATCH), so one fsync
-// (group commit).
+// (group commit). That fsync runs off the event loop: a batch commits with synchronous=NORMAL (SQLite writes its WAL
+// frames to the file but does not wait for the disk), then the -wal file is fdatasync'ed on libuv's thread pool, and
+// only then are the batch's callers answered. What is answered is on disk exactly as with FULL; requests are served
+// while the disk syncs, instead of the whole process waiting for it.
 // It also knows whether storage takes writes: a storage fault (disk full, I/O error, read-only file …) is rejected as
 // 503 STORAGE_UNAVAILABLE and remembered until a write of the gateway's own traffic commits again (a readiness probe
 // that fits where that write did not proves nothing).
+import { closeSync, fdatasync, openSync } from 'node:fs';
 import type Database from 'better-sqlite3';
 import { asStorageError, storageFaultReason } from '../errors';
 
@@ -30,6 +34,8 @@ export interface Writer {
   writeNow<T>(body: () => T): T;
   /** Batches committed so far, and the bodies they held (for metrics and tests). */
   stats(): { batches: number; writes: number };
+  /** Waits for the disk syncs under way, then lets go of the -wal file (before the connection closes). */
+  close(): Promise<void>;
   /** What the writes taught us; no I/O. Not ok from a storage fault of a write until a write (not a probe) commits. */
   health(): StorageHealth;
   /**
@@ -50,6 +56,38 @@ const PROBE_SQL = 'CREATE TABLE readiness_probe (x); DROP TABLE readiness_probe;
  */
 export const MAX_BATCH = 100;
 
+/**
+ * Syncs the connection's -wal file to disk off the event loop, or undefined when there is none to sync (an in-memory
+ * or rollback-journal database: its commits sync themselves). Opened at the first sync, after a commit created it.
+ */
+function walSync(client: Database.Database): { sync(done: (error: unknown) => void): void; close(): void } | undefined {
+  if (client.memory || client.pragma('journal_mode', { simple: true }) !== 'wal') return undefined;
+  let fd: number | undefined;
+  return {
+    sync(done) {
+      try {
+        fd ??= openSync(`${client.name}-wal`, 'r');
+      } catch (error) {
+        done(error);
+        return;
+      }
+      fdatasync(fd, (error) => done(error ?? undefined));
+    },
+    close() {
+      if (fd !== undefined) closeSync(fd);
+      fd = undefined;
+    },
+  };
+}
+
+/** A failed sync of the -wal file, told as SQLite tells its own (a storage fault: 503, unready). */
+function syncFailed(error: unknown): Error {
+  const failure = new Error(`the -wal file could not be synced to disk: ${(error as Error).message}`);
+  failure.name = 'SqliteError';
+  Object.assign(failure, { code: 'SQLITE_IOERR_FSYNC' });
+  return failure;
+}
+
 class TransactionLost extends Error {
   constructor(readonly error: unknown) {
     super('the transaction was rolled back under a write body');
@@ -68,6 +106,14 @@ export function createWriter(client: Database.Database, options: WriterOptions =
   const tellCommitted = () => commitListeners.forEach((listener) => listener());
   // better-sqlite3: a transaction function called inside another one runs as a savepoint.
   const atomic = client.transaction((body: () => unknown) => body());
+  const wal = walSync(client);
+  // Only the writer's batches commit without waiting for the disk, since only they sync the -wal file themselves:
+  // every other transaction on this connection (writeNow, start-up) keeps the connection's FULL.
+  const syncMode = client.pragma('synchronous', { simple: true }) as number;
+  const deferSync = wal && client.prepare('PRAGMA synchronous = NORMAL');
+  const restoreSync = wal && client.prepare(`PRAGMA synchronous = ${syncMode}`);
+  let syncing = 0;
+  let synced: (() => void) | undefined;
 
   function setHealth(next: StorageHealth): void {
     if (next.ok === health.ok && (next.ok || (!health.ok && next.code === health.code))) return;
@@ -94,15 +140,20 @@ export function createWriter(client: Database.Database, options: WriterOptions =
   }
 
   function runBatch(batch: Job[]): Outcome[] {
-    return atomic.immediate(() => batch.map((job): Outcome => {
-      try {
-        return { ok: true, value: atomic(job.body) };
-      } catch (error) {
-        // A disk or I/O fault can roll back the whole transaction under us: then the batch as a whole failed.
-        if (!client.inTransaction) throw new TransactionLost(error);
-        return { ok: false, error };
-      }
-    })) as Outcome[];
+    deferSync?.run();
+    try {
+      return atomic.immediate(() => batch.map((job): Outcome => {
+        try {
+          return { ok: true, value: atomic(job.body) };
+        } catch (error) {
+          // A disk or I/O fault can roll back the whole transaction under us: then the batch as a whole failed.
+          if (!client.inTransaction) throw new TransactionLost(error);
+          return { ok: false, error };
+        }
+      })) as Outcome[];
+    } finally {
+      restoreSync?.run();
+    }
   }
 
   /**
@@ -134,6 +185,27 @@ export function createWriter(client: Database.Database, options: WriterOptions =
     }
     batches += 1;
     writes += batch.length;
+    if (wal === undefined) {
+      answer(batch, outcomes);
+      return;
+    }
+    // Listeners (event streams, deliveries) learn of the batch only once it is on disk, as its callers do. A sync that
+    // fails leaves the batch committed but perhaps not durable: its callers get 503 (a callback comes again and is
+    // found already stored; a send was not yet passed to the network).
+    syncing += 1;
+    wal.sync((error) => {
+      syncing -= 1;
+      if (error === undefined) answer(batch, outcomes);
+      else {
+        const answered = noteError(syncFailed(error), batch.some((job) => !job.probe));
+        for (const job of batch) job.reject(answered);
+      }
+      if (syncing === 0) synced?.();
+    });
+  }
+
+  /** The batch is stored: listeners are told, then each caller gets its body's outcome. */
+  function answer(batch: Job[], outcomes: Outcome[]): void {
     tellCommitted();
     // Committed: storage takes writes again, unless one of the bodies just hit a fault of its own.
     const faults = outcomes.filter((o) => !o.ok && storageFaultReason(o.error) !== undefined);
@@ -167,6 +239,10 @@ export function createWriter(client: Database.Database, options: WriterOptions =
       }
     },
     stats: () => ({ batches, writes }),
+    async close() {
+      if (syncing > 0) await new Promise<void>((resolve) => { synced = resolve; });
+      wal?.close();
+    },
     afterCommit: (listener) => void commitListeners.push(listener),
     health: () => health,
     async checkWrites(): Promise<StorageHealth> {

@@ -106,6 +106,7 @@ export default fp(async function database(app: FastifyInstance, options: { path:
   app.decorate('usageRepo', createUsageRepo(db));
   app.addHook('onClose', async () => {
     await app.conversationsReader.close();
+    await app.writer.close();
     db.$client.close();
   });
 }, { name: 'db' });
