@@ -170,10 +170,18 @@ export function createWriter(client: Database.Database, options: WriterOptions =
     return lost.error;
   }
 
+  let flushScheduled = false;
+  function scheduleFlush(): void {
+    if (flushScheduled || queue.length === 0) return;
+    flushScheduled = true;
+    setImmediate(flush);
+  }
+
   function flush(): void {
+    flushScheduled = false;
     const batch = queue.length > MAX_BATCH ? queue.splice(0, MAX_BATCH) : queue;
     if (batch === queue) queue = [];
-    else setImmediate(flush);
+    else scheduleFlush();
     let outcomes: Outcome[];
     try {
       outcomes = runBatch(batch);
@@ -200,7 +208,10 @@ export function createWriter(client: Database.Database, options: WriterOptions =
         const answered = noteError(syncFailed(error), batch.some((job) => !job.probe));
         for (const job of batch) job.reject(answered);
       }
-      if (syncing === 0) synced?.();
+      if (syncing === 0) {
+        synced?.();
+        scheduleFlush();
+      }
     });
   }
 
@@ -220,9 +231,10 @@ export function createWriter(client: Database.Database, options: WriterOptions =
   function write<T>(body: () => T, probe = false): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       // setImmediate runs after the I/O callbacks of this loop turn: every request that arrived with this one joins the
-      // batch (a queue left over from a full batch has its flush scheduled already).
-      if (queue.length === 0) setImmediate(flush);
+      // batch. While a batch's -wal sync is under way, the next batch waits for it and grows (one commit and one sync for
+      // all that arrived meanwhile), as it did when the commit itself waited for the disk.
       queue.push({ body, resolve: resolve as (value: unknown) => void, reject, probe });
+      if (syncing === 0) scheduleFlush();
     });
   }
 
