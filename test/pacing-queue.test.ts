@@ -87,7 +87,9 @@ t.test('expires_at: a message still waiting then fails EXPIRED and is refunded (
 
 t.test('batch: 1,000 items with bad ones; one result per item in order, credits per item, keys of their own', async (t) => {
   const { app, sandbox, user, post } = await sendingApp(t, { credits: 990, options: { now: () => NOW } });
-  // Not started: the items stay queued while the test reads them.
+  // The worker stopped: the items stay queued while the test reads them.
+  await app.ready();
+  await app.sendQueue.stop();
   const items: Record<string, unknown>[] = Array.from({ length: 1000 }, (_, i) => (i % 2 === 0
     ? { to: TO, type: 'text', text: { body: `b${i}` } }
     : { to: TO, template_name: 'hello', language: 'en', param1: 'a', param2: String(i), idempotency_key: `k${i}` }));

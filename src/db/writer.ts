@@ -113,7 +113,8 @@ export function createWriter(client: Database.Database, options: WriterOptions =
   const deferSync = wal && client.prepare('PRAGMA synchronous = NORMAL');
   const restoreSync = wal && client.prepare(`PRAGMA synchronous = ${syncMode}`);
   let syncing = 0;
-  let synced: (() => void) | undefined;
+  // Closers waiting for the syncs under way.
+  const synced: (() => void)[] = [];
 
   function setHealth(next: StorageHealth): void {
     if (next.ok === health.ok && (next.ok || (!health.ok && next.code === health.code))) return;
@@ -199,7 +200,7 @@ export function createWriter(client: Database.Database, options: WriterOptions =
     }
     // Listeners (event streams, deliveries) learn of the batch only once it is on disk, as its callers do. A sync that
     // fails leaves the batch committed but perhaps not durable: its callers get 503 (a callback comes again and is
-    // found already stored; a send was not yet passed to the network).
+    // found already stored; a send never reached the network, and its pending row is settled as interrupted).
     syncing += 1;
     wal.sync((error) => {
       syncing -= 1;
@@ -209,7 +210,7 @@ export function createWriter(client: Database.Database, options: WriterOptions =
         for (const job of batch) job.reject(answered);
       }
       if (syncing === 0) {
-        synced?.();
+        for (const resolve of synced.splice(0)) resolve();
         scheduleFlush();
       }
     });
@@ -252,7 +253,7 @@ export function createWriter(client: Database.Database, options: WriterOptions =
     },
     stats: () => ({ batches, writes }),
     async close() {
-      if (syncing > 0) await new Promise<void>((resolve) => { synced = resolve; });
+      if (syncing > 0) await new Promise<void>((resolve) => synced.push(resolve));
       wal?.close();
     },
     afterCommit: (listener) => void commitListeners.push(listener),
