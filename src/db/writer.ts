@@ -7,7 +7,7 @@
 // 503 STORAGE_UNAVAILABLE and remembered until a write of the gateway's own traffic commits again (a readiness probe
 // that fits where that write did not proves nothing).
 import { closeSync, fdatasync, openSync } from 'node:fs';
-import type Database from 'better-sqlite3';
+import Database from 'better-sqlite3';
 import { asStorageError, storageFaultReason } from '../errors';
 
 interface Job { body: () => unknown; resolve: (value: unknown) => void; reject: (error: unknown) => void; probe?: boolean }
@@ -80,13 +80,9 @@ function walSync(client: Database.Database): { sync(done: (error: unknown) => vo
   };
 }
 
-/** A failed sync of the -wal file, told as SQLite tells its own (a storage fault: 503, unready). */
-function syncFailed(error: unknown): Error {
-  const failure = new Error(`the -wal file could not be synced to disk: ${(error as Error).message}`);
-  failure.name = 'SqliteError';
-  Object.assign(failure, { code: 'SQLITE_IOERR_FSYNC' });
-  return failure;
-}
+/** A failed sync of the -wal file, as SQLite reports its own failed fsync (a storage fault: 503, unready). */
+const syncFailed = (error: unknown): Error =>
+  new Database.SqliteError(`the -wal file could not be synced to disk: ${(error as Error).message}`, 'SQLITE_IOERR_FSYNC');
 
 class TransactionLost extends Error {
   constructor(readonly error: unknown) {
@@ -172,8 +168,12 @@ export function createWriter(client: Database.Database, options: WriterOptions =
   }
 
   let flushScheduled = false;
+  /**
+   * Flushes the queue on the next turn, unless a batch's -wal sync is under way: then the next batch waits for it and
+   * grows (one commit and one sync for all that arrived meanwhile), as it did when the commit itself waited for the disk.
+   */
   function scheduleFlush(): void {
-    if (flushScheduled || queue.length === 0) return;
+    if (flushScheduled || syncing > 0 || queue.length === 0) return;
     flushScheduled = true;
     setImmediate(flush);
   }
@@ -182,7 +182,13 @@ export function createWriter(client: Database.Database, options: WriterOptions =
     flushScheduled = false;
     const batch = queue.length > MAX_BATCH ? queue.splice(0, MAX_BATCH) : queue;
     if (batch === queue) queue = [];
-    else scheduleFlush();
+    commit(batch);
+    // The rest of a burst larger than MAX_BATCH: on the next turn, or once this batch's sync ended.
+    scheduleFlush();
+  }
+
+  /** Commits `batch`; its callers are answered at once, or (a -wal file to sync) once the sync ended. */
+  function commit(batch: Job[]): void {
     let outcomes: Outcome[];
     try {
       outcomes = runBatch(batch);
@@ -231,11 +237,9 @@ export function createWriter(client: Database.Database, options: WriterOptions =
 
   function write<T>(body: () => T, probe = false): Promise<T> {
     return new Promise<T>((resolve, reject) => {
-      // setImmediate runs after the I/O callbacks of this loop turn: every request that arrived with this one joins the
-      // batch. While a batch's -wal sync is under way, the next batch waits for it and grows (one commit and one sync for
-      // all that arrived meanwhile), as it did when the commit itself waited for the disk.
+      // setImmediate runs after the I/O callbacks of this loop turn: every request that arrived with this one joins the batch.
       queue.push({ body, resolve: resolve as (value: unknown) => void, reject, probe });
-      if (syncing === 0) scheduleFlush();
+      scheduleFlush();
     });
   }
 
