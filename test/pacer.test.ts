@@ -1,5 +1,5 @@
 import t from 'tap';
-import { createPacer, type PacerClock } from '../src/pacing/pacer';
+import { createPacer, type PacerClock } from '../src/messaging/pacer';
 
 /** A clock that only moves when every caller sleeps: the pacer's timing decided by counts, not by the machine. */
 function virtualClock() {
@@ -39,7 +39,7 @@ async function paced(rate: number, count: number, answerMs: number | ((i: number
   const starts: number[] = [];
   const all = Array.from({ length: count }, async (_, i) => {
     const turn = pacer.turn('n', rate, Infinity);
-    const done = await turn.go();
+    const done = await pacer.dispatch('n', rate, turn.at);
     const sent = v.clock.now();
     starts.push(sent);
     await v.clock.sleep(typeof answerMs === 'number' ? answerMs : answerMs(i));

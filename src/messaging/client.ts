@@ -1,11 +1,12 @@
-// The only module that talks to the messaging network: shared undici pool, wire bodies, retries per SPEC §5.
+// The only module that talks to the messaging network: wire bodies, retries per SPEC §5, and the calls themselves,
+// which its own thread makes at each number's pace (network-thread.ts).
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Pool } from 'undici';
 import type { FreeFormContent, FreeFormType, NetworkTemplate, TemplateButton, TemplateHeader } from '../../schemas/messages';
 import { MESSAGING_PRODUCT, type NetworkSendRequest, type NetworkTemplateComponent } from '../../schemas/network';
 import type { NetworkMarkReadRequest } from '../../schemas/network-send';
 import { readAnswer, readMarkReadAnswer, type Attempt, type SendResult } from './answers';
-import { deadlines, errorCode, TIMEOUTS } from './failures';
+import { TIMEOUTS } from './failures';
+import { createNetworkCalls } from './network-calls';
 
 export type { SendResult, Upstream } from './answers';
 
@@ -33,8 +34,12 @@ export type OutboundMessage = (
 // `to` is the recipient as sent: a phone number, or with `toBsuid` a business-scoped user id (sent in the wire field `recipient`).
 ) & { toBsuid?: true };
 
-/** Per send: a wait before each attempt (the pacer's turn), and fewer attempts than 3 (the queue handles throttling itself). */
-export interface SendOptions { beforeAttempt?: (attempt: number) => Promise<(() => void) | void>; attempts?: number }
+/**
+ * Per send: the number's pace (`slot(n)`: attempt n's slot, from the pacer's `reserve`; the attempt leaves at it once
+ * the number's last `rate` calls leave room in the past second), and fewer attempts than 3 (the queue handles
+ * throttling itself).
+ */
+export interface SendOptions { pace?: { rate: number; slot(attempt: number): number }; attempts?: number }
 
 export interface MessagingAccount { phoneNumberId: string; token: string }
 
@@ -96,58 +101,33 @@ function backoffMs(attempt: number): number {
   return ceiling / 2 + Math.random() * (ceiling / 2);
 }
 
-/** The error's own message (and its cause's), with the token masked wherever it might appear. */
-function errorMessage(error: unknown, token: string): string {
-  const text = (e: unknown) => (e instanceof Error ? e.message : String(e));
-  const cause = error instanceof Error && error.cause !== undefined ? ` (cause: ${text(error.cause)})` : '';
-  const message = `${text(error)}${cause}`;
-  return token === '' ? message : message.split(token).join('[redacted]');
-}
+/** A failure's message with the token masked wherever it might appear. */
+const masked = (message: string, token: string): string => (token === '' ? message : message.split(token).join('[redacted]'));
 
 export function createMessagingClient(options: MessagingClientOptions) {
   const base = new URL(options.baseUrl);
   const basePath = base.pathname.replace(/\/+$/, '');
   const { timeoutMs } = options;
   const clock = options.clock ?? { now: Date.now, sleep };
-  const pool = new Pool(base.origin, {
-    connections: options.connections ?? 32,
-    keepAliveTimeout: 10_000,
-    ...deadlines(timeoutMs),
-    maxResponseSize: MAX_ANSWER_BYTES,
+  const calls = createNetworkCalls({
+    origin: base.origin, connections: options.connections ?? 32, timeoutMs, maxAnswerBytes: MAX_ANSWER_BYTES,
   });
   const timeout = (detail: string): Attempt => ({ result: { kind: 'unavailable', reason: 'timeout', detail }, retry: false });
 
   type Reader = (status: number, retryAfter: string | string[] | undefined, text: string) => Attempt;
+  type Paced = { lane: string; rate: number; at: number };
 
-  async function attempt(path: string, token: string, payload: string, deadlineMs: number, read: Reader = readAnswer): Promise<Attempt> {
-    const controller = new AbortController();
-    let timedOut = false;
-    let answered = false;
-    const timer = setTimeout(() => {
-      timedOut = true;
-      controller.abort();
-    }, deadlineMs);
-    try {
-      const answer = await pool.request({
-        method: 'POST', path, body: payload, signal: controller.signal,
-        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'application/json' },
-      });
-      answered = true;
-      // Always read the body to its end (or fail reading it): an unread body stalls the connection.
-      const text = await answer.body.text();
-      return read(answer.statusCode, answer.headers['retry-after'], text);
-    } catch (error) {
-      const code = errorCode(error);
-      // The status we answer (504) alone cannot tell a refused connection from, say, a token undici will not put in a header.
-      options.log?.warn({ code, error: errorMessage(error, token), timedOut, answered, path },
-        'messaging network call failed');
-      if (timedOut || TIMEOUTS.has(code)) return timeout(`no complete answer within ${deadlineMs} ms`);
+  async function attempt(path: string, token: string, payload: string, deadlineMs: number, read: Reader, pace?: Paced): Promise<{ outcome: Attempt; ms: number }> {
+    const reply = await calls.call({ path, token, payload, deadlineMs, pace });
+    if (!('failure' in reply)) return { outcome: read(reply.status, reply.retryAfter, reply.text), ms: reply.ms };
+    const { code, message, timedOut, answered } = reply.failure;
+    // The status we answer (504) alone cannot tell a refused connection from, say, a token undici will not put in a header.
+    options.log?.warn({ code, error: masked(message, token), timedOut, answered, path }, 'messaging network call failed');
+    const outcome: Attempt = timedOut || TIMEOUTS.has(code) ? timeout(`no complete answer within ${deadlineMs} ms`)
       // Broken off after the network began to answer: it may have accepted the message.
-      if (answered) return { result: { kind: 'unavailable', reason: 'bad_answer', detail: code }, retry: false };
-      return { result: { kind: 'unavailable', reason: 'unreachable', detail: code }, retry: NOT_DELIVERED.has(code) };
-    } finally {
-      clearTimeout(timer);
-    }
+      : answered ? { result: { kind: 'unavailable', reason: 'bad_answer', detail: code }, retry: false }
+        : { result: { kind: 'unavailable', reason: 'unreachable', detail: code }, retry: NOT_DELIVERED.has(code) };
+    return { outcome, ms: reply.ms };
   }
 
   return {
@@ -172,7 +152,7 @@ export function createMessagingClient(options: MessagingClientOptions) {
       return call(account, JSON.stringify(body), (status, retryAfter, text) => readMarkReadAnswer(wamid, status, retryAfter, text));
     },
 
-    close: (): Promise<void> => pool.close(),
+    close: (): Promise<void> => calls.close(),
   };
 
   /** One request to the account's `/messages`: at most 3 attempts (or `sendOptions.attempts`) within 2 × the timeout, each after its pacing turn. */
@@ -181,11 +161,9 @@ export function createMessagingClient(options: MessagingClientOptions) {
     const deadline = clock.now() + 2 * timeoutMs;
     const attempts = sendOptions.attempts ?? MAX_ATTEMPTS;
     for (let n = 1; ; n++) {
-      const answered = await sendOptions.beforeAttempt?.(n);
-      const startedAt = performance.now();
-      // Told in every case: the pacer holds the number's later calls until this one is answered.
-      const outcome = await attempt(path, account.token, payload, Math.min(timeoutMs, deadline - clock.now()), read).finally(() => answered?.());
-      options.observe?.(outcome.result, (performance.now() - startedAt) / 1000);
+      const pace = sendOptions.pace && { lane: account.phoneNumberId, rate: sendOptions.pace.rate, at: performance.timeOrigin + sendOptions.pace.slot(n) };
+      const { outcome, ms } = await attempt(path, account.token, payload, Math.min(timeoutMs, deadline - clock.now()), read, pace);
+      options.observe?.(outcome.result, ms / 1000);
       if (!outcome.retry || n >= attempts) return outcome.result;
       const wait = Math.max(backoffMs(n), outcome.retryAfterMs ?? 0);
       // A retry needs at least half a timeout left after its wait, or it is not worth starting.

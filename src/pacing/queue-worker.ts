@@ -18,7 +18,7 @@ import type { SendTracker } from '../services/send-tracker';
 import type { ContactResolver } from '../contacts/resolve';
 import { BSUID_PATTERN } from '../../schemas/network-send';
 import { monthKey } from '../support/time';
-import type { Pacer } from './pacer';
+import type { Pacer } from '../messaging/pacer';
 
 type LogFn = (details: object, message: string) => void;
 /** What the worker counts: throttling answers by code, per phone number id. */
@@ -240,8 +240,7 @@ export function createQueueWorker(deps: QueueWorkerDeps) {
       });
       return true;
     }
-    const answered = await deps.pacer.dispatch(account.phoneNumberId, rate, slot);
-    const sending = deliver(lane, account, claimed, answered).catch((error: unknown) => {
+    const sending = deliver(lane, account, claimed, rate, slot).catch((error: unknown) => {
       deps.log.error({ err: error, messageId: claimed.id }, 'queued send failed to settle; it is settled as interrupted later');
     }).finally(() => lane.inFlight.delete(sending));
     lane.inFlight.add(sending);
@@ -268,11 +267,11 @@ export function createQueueWorker(deps: QueueWorkerDeps) {
     lane.pausedUntil = Math.max(lane.pausedUntil, now() + ms);
   }
 
-  async function deliver(lane: Lane, account: MessagingAccount, row: ClaimedMessage, answered: () => void): Promise<void> {
-    const result: SendResult = await deps.client.sendPayload(account, row.payloadJson, { attempts: 1 }).catch((error: unknown) => {
+  async function deliver(lane: Lane, account: MessagingAccount, row: ClaimedMessage, rate: number, slot: number): Promise<void> {
+    const result: SendResult = await deps.client.sendPayload(account, row.payloadJson, { attempts: 1, pace: { rate, slot: () => slot } }).catch((error: unknown) => {
       deps.tracker.end(row.id);
       throw error;
-    }).finally(answered);
+    });
     const at = now();
     if (result.kind === 'accepted') {
       lane.holds.delete(row.to);

@@ -3,7 +3,7 @@
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import { createQueueRepo, type QueueRepo } from '../db/queue-repo';
-import { createPacer, type Pacer } from '../pacing/pacer';
+import { createPacer, type Pacer } from '../messaging/pacer';
 import { createQueueWorker, type QueueWorker } from '../pacing/queue-worker';
 import type { QueueDeps } from '../services/queue-message';
 import { listedMessage } from '../views/message-json';

@@ -8,6 +8,7 @@ import type { UserRow } from '../db/tables';
 import type { Writer } from '../db/writer';
 import { AppError, asStorageError } from '../errors';
 import { wireBody, type MessagingAccount, type MessagingClient, type OutboundMessage } from '../messaging/client';
+import type { Turn } from '../messaging/pacer';
 import { monthKey } from '../support/time';
 import { storedFields } from './outbound-message';
 import { failureError, failureRecord, keptFailure, outcomeUnknown, replayedFailure, sentButNotStored } from './send-failures';
@@ -20,7 +21,7 @@ const STORAGE_WAIT_MS = 10_000;
 /** A number's turn at its rate, from the pacer the queue worker shares: `go` before the first attempt, `retry` before
  * each further one; each resolves with the call to make once the network answered. */
 export interface SendTurns {
-  turn(phoneNumberId: string, rate: number, maxWaitMs: number): { go(): Promise<() => void>; retry(): Promise<() => void> };
+  turn(phoneNumberId: string, rate: number, maxWaitMs: number): Turn;
 }
 
 export interface SendDeps {
@@ -125,7 +126,7 @@ export async function sendMessage(
   }
 
   const { id } = claimed;
-  const result = await deps.client.send(account, message, { beforeAttempt: (n) => (n === 1 ? turn.go() : turn.retry()) }).catch((error: unknown) => {
+  const result = await deps.client.send(account, message, { pace: { rate: user.messagingRate, slot: (n) => (n === 1 ? turn.at : turn.retry()) } }).catch((error: unknown) => {
     // The client never throws by contract; if it did, the settle job must still be free to settle this message.
     deps.tracker.end(id);
     throw error;

@@ -7,7 +7,9 @@
 // because the network is far (a 100 ms round trip used to cost the number 10 % of its rate), and on answers when they
 // are slow because a call took long to get there (a busy event loop, a new connection). A call not answered yet may
 // still reach the network at any moment before its answer: the call `rate` places after it waits for that answer.
-// Nothing runs while no one waits: no timer, no loop.
+// Nothing runs while no one waits: no timer, no loop. Slots are reserved on the main thread (a synchronous send's 429
+// is decided there); the log and the wait for room in the past second are the network thread's (network-thread.ts),
+// which reads each answer as it comes.
 import { setTimeout as wait } from 'node:timers/promises';
 import { AppError } from '../errors';
 
@@ -25,7 +27,7 @@ const realClock: PacerClock = { now: () => performance.now(), sleep: (ms) => wai
 interface Call { sent: number; done?: number; forgotten?: true; waiters?: (() => void)[] }
 /** `fastest`: the fastest answer time among the logged calls (Infinity: none answered yet), kept as answers come and
  * recomputed only when old calls leave the log (once per `rate` calls: no walk of the log per call). */
-interface Lane { next: number; log: Call[]; fastest: number }
+interface Lane { next: number; log: Call[]; fastest: number; last: Promise<unknown> }
 
 function forget(l: Lane, count: number): void {
   for (const call of l.log.splice(0, count)) call.forgotten = true;
@@ -35,14 +37,14 @@ function forget(l: Lane, count: number): void {
 
 /** Called when the call's answer (or failure) came back. */
 export type Done = () => void;
-/** A reserved turn: `go` resolves when the call may leave; `retry` paces a further attempt of the same send. */
-export interface Turn { go(): Promise<Done>; retry(): Promise<Done> }
+/** A reserved turn: `at` is the slot of the first attempt; `retry` reserves one for a further attempt of the same send. */
+export interface Turn { at: number; retry(): number }
 
 export function createPacer(clock: PacerClock = realClock) {
   const lanes = new Map<string, Lane>();
   const lane = (id: string): Lane => {
     let found = lanes.get(id);
-    if (!found) lanes.set(id, found = { next: 0, log: [], fastest: Infinity });
+    if (!found) lanes.set(id, found = { next: 0, log: [], fastest: Infinity, last: Promise.resolve() });
     return found;
   };
 
@@ -56,10 +58,17 @@ export function createPacer(clock: PacerClock = realClock) {
     return at;
   }
 
-  /** Waits for slot `at`, then until the number's last `rate` calls leave room in the past second; records the call. */
-  async function dispatch(id: string, rate: number, at: number): Promise<Done> {
+  /** Waits for slot `at`, then until the number's last `rate` calls leave room in the past second; records the call.
+   * Calls of a number leave in the order they came: each waits for the one before it to leave. */
+  function dispatch(id: string, rate: number, at: number): Promise<Done> {
+    const l = lane(id);
+    const leaving = l.last.then(() => room(l, rate, at));
+    l.last = leaving.catch(() => undefined);
+    return leaving;
+  }
+
+  async function room(l: Lane, rate: number, at: number): Promise<Done> {
     for (;;) {
-      const l = lane(id);
       const now = clock.now();
       const earlier = l.log.length < rate ? undefined : l.log[l.log.length - rate]!;
       if (earlier !== undefined && earlier.done === undefined) {
@@ -107,7 +116,7 @@ export function createPacer(clock: PacerClock = realClock) {
           `This phone number's sends are booked for more than ${Math.round(maxWaitMs / 1000)} s at its rate of ${rate} messages per second; `
           + `nothing was sent or charged: retry after ${seconds} s, or queue the message (Prefer: respond-async)`, undefined, { 'retry-after': String(seconds) });
       }
-      return { go: () => dispatch(id, rate, at), retry: () => dispatch(id, rate, reserve(id, rate)!) };
+      return { at, retry: () => reserve(id, rate)! };
     },
   };
 }
