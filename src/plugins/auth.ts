@@ -108,10 +108,12 @@ export default fp(async function auth(app: FastifyInstance, options: { secret: s
   });
   if (!app.config.cookieSecure) {
     let warned = false;
-    app.addHook('onRequest', async (request) => {
-      if (warned || request.protocol !== 'https') return;
-      warned = true;
-      request.log.warn('COOKIE_SECURE=false but this request came over HTTPS: the session cookie is also sent over plain HTTP; set COOKIE_SECURE=true');
+    app.addHook('onRequest', (request, _reply, done) => {
+      if (!warned && request.protocol === 'https') {
+        warned = true;
+        request.log.warn('COOKIE_SECURE=false but this request came over HTTPS: the session cookie is also sent over plain HTTP; set COOKIE_SECURE=true');
+      }
+      done();
     });
   }
   // Revocations of sessions expired while the process was down.
