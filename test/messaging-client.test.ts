@@ -165,6 +165,18 @@ t.test('a refused connection is unavailable', async (t) => {
   t.match(await client.send(account, text), { kind: 'unavailable', reason: 'unreachable', detail: 'ECONNREFUSED' });
 });
 
+t.test('closing the client waits for the calls under way, then refuses new ones without reaching the network', async (t) => {
+  const { sandbox, client } = await setup(t);
+  sandbox.enqueue({ kind: 'accept', delayMs: 300 });
+  const underWay = client.send(account, text);
+  while (sandbox.requests.length === 0) await new Promise((resolve) => setTimeout(resolve, 10));
+  const closing = client.close();
+  t.equal((await underWay).kind, 'accepted', 'the call under way got its answer');
+  await closing;
+  t.match(await client.send(account, text), { kind: 'unavailable', reason: 'unreachable' });
+  t.equal(sandbox.requests.length, 1, 'nothing sent after close');
+});
+
 t.test('an error answer that is not the network\'s JSON still yields upstream', async (t) => {
   const client = createMessagingClient({ baseUrl: await rawServer(t, 502, '<html>Bad gateway</html>'), timeoutMs: 2000 });
   t.teardown(() => client.close());
