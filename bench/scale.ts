@@ -344,6 +344,8 @@ export async function runScale(ctx: ScaleContext): Promise<string[]> {
     if (paused.status !== 202) throw new Error(`batch: ${paused.status}`);
     await sleep(2000); // its first call is answered 130429 with Retry-After 600: the number's queue pauses
     const pausedMs = await idleCpuMsPerSecond();
+    const pausedCalls = ((await (await fetch(sandbox.url + '/_sandbox/requests')).json()) as { requests: { path: string; body?: string }[] }).requests
+      .filter((r) => r.path.endsWith(`/${queueUsers[0]!.phoneNumberId}/messages`) && (r.body ?? '').includes('paused ')).length;
     out.push(`| ${SCALE_SCENARIOS.queue} | queue idle req/s | while ${QUEUED.toLocaleString('en-US')} drain req/s | kept (with ÷ without, same round) | p99 ms idle / draining |`,
       '|---|---|---|---|---|');
     for (const load of loads) {
@@ -357,7 +359,8 @@ export async function runScale(ctx: ScaleContext): Promise<string[]> {
       + `${low >= QUEUE_RATE * 0.98 ? 'yes' : 'NO'}); once the loads ended: ${spread(ratesAfterLoads, 2)}/s; `
       + `busiest 1 s window ${worstWindow} (never above ${QUEUE_RATE}: ${worstWindow <= QUEUE_RATE ? 'yes' : 'NO'})`, ...drains,
     `the gateway's CPU at rest, all of it (its other timers included; clock ticks of 10 ms over 5 s: 2 ms/s steps): every queue empty `
-      + `${fixed(emptyMs, 0)} ms/s; 100 messages on a number paused by 130429 (Retry-After 600 s) ${fixed(pausedMs, 0)} ms/s`, '');
+      + `${fixed(emptyMs, 0)} ms/s; 100 messages on a number paused by 130429 (Retry-After 600 s) ${fixed(pausedMs, 0)} ms/s `
+      + `(calls of those at the sandbox: ${pausedCalls} of 100)`, '');
   }
   out.push(`peak RSS of the scale gateway: ${fixed(peakRssMb(gateway.pid), 0)} MB`);
   return out;

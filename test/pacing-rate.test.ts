@@ -71,6 +71,24 @@ t.test('130429 with Retry-After pauses the number, then the message is sent; cou
   t.match(metrics.body, /gateway_send_queue_throttled_total\{phone_number_id="106540352242922",code="130429"\} 1/);
 });
 
+t.test('a queue that is empty, or paused with messages waiting, does no work: no claim, no call, no write while it waits', async (t) => {
+  const { app, sandbox, post } = await sendingApp(t, { credits: 100 });
+  await app.ready();
+  const quiet = async (what: string) => {
+    const before = { writes: app.writer.stats().writes, calls: sandbox.requests.length };
+    await new Promise((r) => setTimeout(r, 1500));
+    t.same({ writes: app.writer.stats().writes, calls: sandbox.requests.length }, before, `${what}: nothing written or sent in 1.5 s`);
+  };
+  const first = (await post('/api/message/send', { to: TO, type: 'text', text: { body: 'one' } }, { prefer: 'respond-async' })).json().id as number;
+  await until(() => app.messagesRepo.findById(first)!.status === 'accepted');
+  await quiet('every queue empty');
+  sandbox.enqueue({ kind: 'fail', code: 130429, status: 400, retryAfter: 600 });
+  const ids: number[] = [];
+  for (let i = 0; i < 5; i++) ids.push((await post('/api/message/send', { to: TO, type: 'text', text: { body: `p${i}` } }, { prefer: 'respond-async' })).json().id);
+  await until(() => messagesOnly(sandbox.requests).length === 2 && ids.every((id) => app.messagesRepo.findById(id)!.status === 'queued'));
+  await quiet('the number paused for 600 s with 5 messages waiting');
+});
+
 t.test('131056 holds only that recipient; other recipients go on', async (t) => {
   const { app, sandbox, user, post } = await sendingApp(t, { credits: 100 });
   app.usersRepo.update(user.id, { messagingRate: 1 }, app.now());
