@@ -10,14 +10,14 @@
 //
 // Fair: a user has at most USER_TURNS listings under way at once (asked of the thread, or being sent); more wait their
 // turn in arrival order, and a listing whose client went away while it waited is never asked of the thread.
-import { extname, join } from 'node:path';
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
 import type { ConversationsQuery } from '../../schemas/conversations';
 import type { ConversationsRepo } from '../db/conversations-repo';
 import { AppError } from '../errors';
 import { listConversationsJson } from '../services/conversations';
 import { SLOT_BYTES, SLOTS, type ListingReply, type ThreadRequest } from './listing-protocol';
 import { abandoned, createTurns } from './listing-turns';
+import { startThread } from '../support/thread';
 export { USER_TURNS } from './listing-turns';
 
 /** A listing's answer; `done` frees what holds it once it has been sent (or the response ended otherwise). */
@@ -99,16 +99,10 @@ function listingOf(reply: ListingReply): Listing {
   return { bytes: Buffer.from(reply.bytes!.buffer, reply.bytes!.byteOffset, reply.bytes!.byteLength), done: noop };
 }
 
-function startThread(): Worker {
-  const entry = join(__dirname, `conversations-thread${extname(__filename)}`);
+function newThread(): Worker {
   // A listing's garbage is mostly its answer's bytes (outside the JS heap): a small young generation keeps the thread's
   // memory low without more collections of note.
-  const options = { workerData: { slab, slotStates }, resourceLimits: { maxYoungGenerationSizeMb: 8 } };
-  // Built: the .js beside this file. From the TypeScript sources (tests, development) the thread compiles them with
-  // tsx's CommonJS hook, loaded by a CommonJS stub: a parent's loader hooks do not reach worker threads.
-  const thread = extname(entry) === '.ts'
-    ? new Worker(`require(${JSON.stringify(require.resolve('tsx/cjs'))}); require(${JSON.stringify(entry)});`, { ...options, eval: true })
-    : new Worker(entry, options);
+  const thread = startThread(__filename, 'conversations-thread', { workerData: { slab, slotStates }, resourceLimits: { maxYoungGenerationSizeMb: 8 } });
   thread.on('message', (reply: ListingReply) => settle(reply.id, (p) => {
     if (reply.error) p.reject(rebuilt(reply.error));
     else p.resolve(listingOf(reply));
@@ -159,7 +153,7 @@ export function createConversationsReader(databasePath: string, timeZone: string
     };
   }
   const ask = (userId: number, query: ConversationsQuery, now: Date): Promise<Listing> => {
-    const thread = (worker ??= startThread());
+    const thread = (worker ??= newThread());
     // Only a thread with listings under way keeps the process alive.
     if (pending.size === 0) thread.ref();
     const id = nextId++;
@@ -173,7 +167,7 @@ export function createConversationsReader(databasePath: string, timeZone: string
     warm() {
       warmed.add(databasePath);
       if (worker) worker.postMessage({ kind: 'open', databasePath } satisfies ThreadRequest);
-      else worker = startThread();
+      else worker = newThread();
       // Idle until the first listing: it keeps no process alive.
       if (pending.size === 0) worker.unref();
       return true;

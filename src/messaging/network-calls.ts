@@ -1,7 +1,7 @@
 // The main thread's side of the network thread (network-thread.ts): one thread per client, started by its first call,
 // holding the process open only while a call is under way.
-import { extname, join } from 'node:path';
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
+import { startThread } from '../support/thread';
 import type { CallReply, CallRequest, NetworkThreadSettings, ThreadRequest } from './network-protocol';
 
 export type CallAsked = Omit<CallRequest, 'kind' | 'id'>;
@@ -19,13 +19,7 @@ export function createNetworkCalls(settings: NetworkThreadSettings) {
   }
 
   function start(): Worker {
-    const entry = join(__dirname, `network-thread${extname(__filename)}`);
-    const options = { workerData: settings, resourceLimits: { maxYoungGenerationSizeMb: 4 } };
-    // From the TypeScript sources (tests, development) the thread compiles them with tsx's CommonJS hook, loaded by a
-    // CommonJS stub: a parent's loader hooks do not reach worker threads.
-    const started = extname(entry) === '.ts'
-      ? new Worker(`require(${JSON.stringify(require.resolve('tsx/cjs'))}); require(${JSON.stringify(entry)});`, { ...options, eval: true })
-      : new Worker(entry, options);
+    const started = startThread(__filename, 'network-thread', { workerData: settings, resourceLimits: { maxYoungGenerationSizeMb: 4 } });
     started.on('message', (reply: CallReply) => {
       const resolve = pending.get(reply.id);
       pending.delete(reply.id);
