@@ -43,8 +43,9 @@ export function createIdempotencyRepo(db: DB) {
     'UPDATE idempotency_keys SET response_status = ?, response_body = ? WHERE user_id = ? AND key = ?');
 
   return {
-    /** Callers run it inside their send's write, so the claim and the credit go together. */
-    claim(userId: number, key: string, requestHash: string, now: number, times: ClaimTimes): Claim {
+    /** Callers run it inside their send's write, so the claim and the credit go together. A key older than
+     * IDEMPOTENCY_KEY_TTL_MS at `now` is forgotten first, unless `times` says otherwise. */
+    claim(userId: number, key: string, requestHash: string, now: number, times: ClaimTimes = { expiredBefore: now - IDEMPOTENCY_KEY_TTL_MS }): Claim {
       forgetExpired.run(userId, key, times.expiredBefore);
       if (take.run({ userId, key, hash: requestHash, now }).changes > 0) return { kind: 'claimed' };
       const stored = row.get(userId, key)!;

@@ -6,7 +6,7 @@ import { contactOfSend } from './send-recipient';
 import { createHash } from 'node:crypto';
 import type { Message } from '../../schemas/conversations';
 import type { CreditsRepo } from '../db/credits-repo';
-import { IDEMPOTENCY_KEY_TTL_MS, type IdempotencyRepo } from '../db/idempotency-repo';
+import type { IdempotencyRepo } from '../db/idempotency-repo';
 import type { MessagesRepo } from '../db/messages-repo';
 import type { QueueRepo } from '../db/queue-repo';
 import type { MessageRow, UserRow } from '../db/tables';
@@ -79,7 +79,7 @@ export async function queueMessage(deps: QueueDeps, user: UserRow, message: Outb
     : createHash('sha256').update(JSON.stringify({ queued: message, send_at: times.send_at ?? null, expires_at: times.expires_at ?? null })).digest('hex');
   const outcome = await deps.writer.write((): QueueOutcome => {
     if (idempotencyKey !== undefined) {
-      const claim = deps.idempotency.claim(user.id, idempotencyKey, hash, now, { expiredBefore: now - IDEMPOTENCY_KEY_TTL_MS });
+      const claim = deps.idempotency.claim(user.id, idempotencyKey, hash, now);
       if (claim.kind === 'replay') return { answer: JSON.parse(claim.body) as QueuedAnswer, replayed: true };
       if (claim.kind === 'mismatch') throw new AppError(422, 'IDEMPOTENCY_KEY_REUSED', 'This Idempotency-Key was used with a different request');
       if (claim.kind === 'in_flight') {

@@ -2,7 +2,7 @@
 import { createHash } from 'node:crypto';
 import type { ContactResolver } from '../contacts/resolve';
 import type { CreditsRepo } from '../db/credits-repo';
-import { IDEMPOTENCY_KEY_TTL_MS, type IdempotencyRepo } from '../db/idempotency-repo';
+import type { IdempotencyRepo } from '../db/idempotency-repo';
 import type { ContactRef, MessagesRepo } from '../db/messages-repo';
 import type { UserRow } from '../db/tables';
 import type { Writer } from '../db/writer';
@@ -90,7 +90,7 @@ export async function sendMessage(
   let reservedId: number | undefined;
   const claimed = await deps.writer.write(() => {
     if (idempotencyKey !== undefined) {
-      const claim = deps.idempotency.claim(user.id, idempotencyKey, hash, startedAt, { expiredBefore: startedAt - IDEMPOTENCY_KEY_TTL_MS });
+      const claim = deps.idempotency.claim(user.id, idempotencyKey, hash, startedAt);
       if (claim.kind !== 'claimed') return claim;
     }
     if (!deps.credits.reserve(user.id, month, user.monthlyCredits)) {
