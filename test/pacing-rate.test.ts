@@ -85,8 +85,11 @@ t.test('a queue that is empty, or paused with messages waiting, does no work: no
   sandbox.enqueue({ kind: 'fail', code: 130429, status: 400, retryAfter: 600 });
   const ids: number[] = [];
   for (let i = 0; i < 5; i++) ids.push((await post('/api/message/send', { to: TO, type: 'text', text: { body: `p${i}` } }, { prefer: 'respond-async' })).json().id);
-  await until(() => messagesOnly(sandbox.requests).length === 2 && ids.every((id) => app.messagesRepo.findById(id)!.status === 'queued'));
-  await quiet('the number paused for 600 s with 5 messages waiting');
+  // The first is answered 130429; one handed to the network just before that answer came may still have gone out.
+  const statuses = () => ids.map((id) => app.messagesRepo.findById(id)!.status);
+  await until(() => messagesOnly(sandbox.requests).length >= 2 && statuses().every((s) => s === 'queued' || s === 'accepted'));
+  t.ok(statuses().filter((s) => s === 'queued').length >= 3, `messages wait in the paused queue (${statuses().join(', ')})`);
+  await quiet('the number paused for 600 s with messages waiting');
 });
 
 t.test('131056 holds only that recipient; other recipients go on', async (t) => {

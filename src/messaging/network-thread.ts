@@ -55,11 +55,16 @@ async function call(request: CallRequest): Promise<CallReply> {
   }
 }
 
+/** Calls handed over and not answered yet (waiting for their turn included). */
+const underWay = new Set<Promise<void>>();
+
 port.on('message', (request: ThreadRequest) => {
   if (request.kind === 'close') {
-    // Once the pool is closed nothing is left to keep the thread alive: it ends, and the main thread sees it exit.
-    void pool.close().finally(() => port.close());
+    // Every call handed over is made and answered first; then nothing is left to keep the thread alive: it ends, and
+    // the main thread sees it exit.
+    void Promise.allSettled(underWay).then(() => pool.close()).finally(() => port.close());
     return;
   }
-  void call(request).then((reply) => port.postMessage(reply));
+  const answering = call(request).then((reply) => port.postMessage(reply)).finally(() => underWay.delete(answering));
+  underWay.add(answering);
 });
