@@ -81,3 +81,18 @@ t.test('a call answered much later than the number’s fastest answer is taken t
   t.equal(busiest(starts), 5);
   t.same(starts.slice(0, 6).map((s) => Math.round(s)), [0, 200, 401, 601, 802, 1302], 'the 6th leaves 1 s + 2 ms after the 1st was answered (300 ms): the fastest answer (1 ms) is within the allowance, nothing is taken off');
 });
+
+t.test('calls of a number leave in the order of their slots, whatever the order they were handed over in', async (t) => {
+  const v = virtualClock();
+  const pacer = createPacer(v.clock);
+  const left: string[] = [];
+  const go = (name: string, at: number) => pacer.dispatch('n', 5, at).then((done) => {
+    left.push(`${name}@${v.clock.now()}`);
+    done();
+  });
+  // A synchronous send hands its call over at once with a later slot; a queued one, at its earlier slot.
+  const calls = [go('later slot', 400), go('earlier slot', 200)];
+  while (await v.step()) { /* the virtual time runs */ }
+  await Promise.all(calls);
+  t.same(left, ['earlier slot@200', 'later slot@400'], 'each at its own slot, the earlier first');
+});

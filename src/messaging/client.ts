@@ -39,7 +39,7 @@ export type OutboundMessage = (
  * the number's last `rate` calls leave room in the past second), and fewer attempts than 3 (the queue handles
  * throttling itself).
  */
-export interface SendOptions { pace?: { rate: number; slot(attempt: number): number }; attempts?: number }
+export interface SendOptions { pace?: { rate: number; slot(attempt: number): number; onLeft?: () => void }; attempts?: number }
 
 export interface MessagingAccount { phoneNumberId: string; token: string }
 
@@ -117,8 +117,9 @@ export function createMessagingClient(options: MessagingClientOptions) {
   type Reader = (status: number, retryAfter: string | string[] | undefined, text: string) => Attempt;
   type Paced = { lane: string; rate: number; at: number };
 
-  async function attempt(path: string, token: string, payload: string, deadlineMs: number, read: Reader, pace?: Paced): Promise<{ outcome: Attempt; ms: number }> {
-    const reply = await calls.call({ path, token, payload, deadlineMs, pace });
+  async function attempt(path: string, token: string, payload: string, budgetMs: number, read: Reader, pace?: Paced, onLeft?: () => void): Promise<{ outcome: Attempt; ms: number }> {
+    const reply = await calls.call({ path, token, payload, budgetMs, pace, onLeft });
+    const { deadlineMs } = reply;
     if (!('failure' in reply)) return { outcome: read(reply.status, reply.retryAfter, reply.text), ms: reply.ms };
     const { code, message, timedOut, answered } = reply.failure;
     // The status we answer (504) alone cannot tell a refused connection from, say, a token undici will not put in a header.
@@ -131,7 +132,7 @@ export function createMessagingClient(options: MessagingClientOptions) {
   }
 
   return {
-    /** Total time one send may take, retries included. */
+    /** Total time one send may take, retries and the waits for their turns included. */
     budgetMs: 2 * timeoutMs,
 
     /** Sends one message; never throws. At most 3 attempts within 2 × the timeout. */
@@ -162,7 +163,7 @@ export function createMessagingClient(options: MessagingClientOptions) {
     const attempts = sendOptions.attempts ?? MAX_ATTEMPTS;
     for (let n = 1; ; n++) {
       const pace = sendOptions.pace && { lane: account.phoneNumberId, rate: sendOptions.pace.rate, at: performance.timeOrigin + sendOptions.pace.slot(n) };
-      const { outcome, ms } = await attempt(path, account.token, payload, Math.min(timeoutMs, deadline - clock.now()), read, pace);
+      const { outcome, ms } = await attempt(path, account.token, payload, deadline - clock.now(), read, pace, sendOptions.pace?.onLeft);
       options.observe?.(outcome.result, ms / 1000);
       if (!outcome.retry || n >= attempts) return outcome.result;
       const wait = Math.max(backoffMs(n), outcome.retryAfterMs ?? 0);

@@ -1,30 +1,36 @@
 // The main thread's side of the network thread (network-thread.ts): one thread per client, started by its first call,
-// holding the process open only while a call is under way.
+// holding the process open only while a call is under way (or the client is closing).
 import type { Worker } from 'node:worker_threads';
 import { startThread } from '../support/thread';
-import type { CallReply, CallRequest, NetworkThreadSettings, ThreadRequest } from './network-protocol';
+import type { CallReply, CallRequest, NetworkThreadSettings, ThreadReply, ThreadRequest } from './network-protocol';
 
-export type CallAsked = Omit<CallRequest, 'kind' | 'id'>;
+/** `onLeft`: told when the call leaves for the network (a paced call waits for its turn first). */
+export type CallAsked = Omit<CallRequest, 'kind' | 'id'> & { onLeft?: () => void };
+
+interface Pending { resolve: (reply: CallReply) => void; onLeft?: () => void }
 
 export function createNetworkCalls(settings: NetworkThreadSettings) {
-  const pending = new Map<number, (reply: CallReply) => void>();
+  const pending = new Map<number, Pending>();
   let nextId = 0;
   let thread: Worker | undefined;
   let closed: Promise<void> | undefined;
+  const failed = (id: number, code: string, message: string, answered: boolean): CallReply =>
+    ({ id, ms: 0, deadlineMs: 0, failure: { code, message, timedOut: false, answered } });
 
   /** Every call under way ends as a failure: the thread that made it is gone (it may have reached the network). */
   function lost(reason: string): void {
-    for (const [id, resolve] of pending) resolve({ id, ms: 0, failure: { code: 'UND_ERR_SOCKET', message: reason, timedOut: false, answered: true } });
+    for (const [id, { resolve }] of pending) resolve(failed(id, 'UND_ERR_SOCKET', reason, true));
     pending.clear();
   }
 
   function start(): Worker {
     const started = startThread(__filename, 'network-thread', { workerData: settings, resourceLimits: { maxYoungGenerationSizeMb: 4 } });
-    started.on('message', (reply: CallReply) => {
-      const resolve = pending.get(reply.id);
+    started.on('message', (reply: ThreadReply) => {
+      const entry = pending.get(reply.id);
+      if ('left' in reply) return entry?.onLeft?.();
       pending.delete(reply.id);
-      if (pending.size === 0) started.unref();
-      resolve?.(reply);
+      if (pending.size === 0 && !closed) started.unref();
+      entry?.resolve(reply);
     });
     started.on('error', (error) => lost(`the network thread failed: ${error.message}`));
     started.on('exit', () => {
@@ -36,16 +42,18 @@ export function createNetworkCalls(settings: NetworkThreadSettings) {
 
   return {
     /** One attempt; never rejects. */
-    call(asked: CallAsked): Promise<CallReply> {
+    call({ onLeft, ...asked }: CallAsked): Promise<CallReply> {
       const id = nextId++;
-      if (closed) return Promise.resolve({ id, ms: 0, failure: { code: 'ECONNREFUSED', message: 'the messaging client is closed', timedOut: false, answered: false } });
+      // Certainly not sent (undici's own code for a closed pool: not retried).
+      if (closed) return Promise.resolve(failed(id, 'UND_ERR_CLOSED', 'the messaging client is closed', false));
       thread ??= start();
       thread.ref();
-      const reply = new Promise<CallReply>((resolve) => pending.set(id, resolve));
-      thread.postMessage({ kind: 'call', id, ...asked } satisfies ThreadRequest);
+      const request: ThreadRequest = { kind: 'call', id, ...asked, ...(asked.pace && onLeft ? { pace: { ...asked.pace, tellLeft: true } } : {}) };
+      const reply = new Promise<CallReply>((resolve) => pending.set(id, { resolve, onLeft }));
+      thread.postMessage(request);
       return reply;
     },
-    /** Closes the connections once the calls under way are answered, and ends the thread. */
+    /** Closes the connections once every call handed over is made and answered, and ends the thread. */
     close(): Promise<void> {
       closed ??= new Promise<void>((resolve) => {
         if (!thread) return resolve();

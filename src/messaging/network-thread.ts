@@ -6,7 +6,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { Pool } from 'undici';
 import { deadlines, errorCode } from './failures';
-import type { CallReply, CallRequest, NetworkThreadSettings, ThreadRequest } from './network-protocol';
+import type { CallReply, CallRequest, NetworkThreadSettings, ThreadReply, ThreadRequest } from './network-protocol';
 import { createPacer, type Done } from './pacer';
 
 const port = parentPort!;
@@ -21,20 +21,24 @@ const pacer = createPacer();
 const text = (e: unknown) => (e instanceof Error ? e.message : String(e));
 
 async function call(request: CallRequest): Promise<CallReply> {
+  const handedAt = performance.now();
   let answered: Done | undefined;
   if (request.pace) {
-    const { lane, rate, at } = request.pace;
+    const { lane, rate, at, tellLeft } = request.pace;
     answered = await pacer.dispatch(lane, rate, at - performance.timeOrigin);
+    if (tellLeft) port.postMessage({ id: request.id, left: true } satisfies ThreadReply);
   }
   const startedAt = performance.now();
   const ms = () => performance.now() - startedAt;
+  // As before the thread: the wait for a turn comes out of the send's budget (a deadline already past aborts at once).
+  const deadlineMs = Math.max(1, Math.round(Math.min(settings.timeoutMs, request.budgetMs - (startedAt - handedAt))));
   const controller = new AbortController();
   let timedOut = false;
   let headers = false;
   const timer = setTimeout(() => {
     timedOut = true;
     controller.abort();
-  }, request.deadlineMs);
+  }, deadlineMs);
   try {
     const answer = await pool.request({
       method: 'POST', path: request.path, body: request.payload, signal: controller.signal,
@@ -44,10 +48,10 @@ async function call(request: CallRequest): Promise<CallReply> {
     answered?.();
     // Always read the body to its end (or fail reading it): an unread body stalls the connection.
     const body = await answer.body.text();
-    return { id: request.id, ms: ms(), status: answer.statusCode, retryAfter: answer.headers['retry-after'], text: body };
+    return { id: request.id, ms: ms(), deadlineMs, status: answer.statusCode, retryAfter: answer.headers['retry-after'], text: body };
   } catch (error) {
     const cause = error instanceof Error && error.cause !== undefined ? ` (cause: ${text(error.cause)})` : '';
-    return { id: request.id, ms: ms(), failure: { code: errorCode(error), message: `${text(error)}${cause}`, timedOut, answered: headers } };
+    return { id: request.id, ms: ms(), deadlineMs, failure: { code: errorCode(error), message: `${text(error)}${cause}`, timedOut, answered: headers } };
   } finally {
     clearTimeout(timer);
     // Told in every case: the pacer holds the number's later calls until this one is answered.
@@ -65,6 +69,6 @@ port.on('message', (request: ThreadRequest) => {
     void Promise.allSettled(underWay).then(() => pool.close()).finally(() => port.close());
     return;
   }
-  const answering = call(request).then((reply) => port.postMessage(reply)).finally(() => underWay.delete(answering));
+  const answering = call(request).then((reply) => port.postMessage(reply satisfies ThreadReply)).finally(() => underWay.delete(answering));
   underWay.add(answering);
 });

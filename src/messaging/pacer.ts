@@ -27,7 +27,10 @@ const realClock: PacerClock = { now: () => performance.now(), sleep: (ms) => wai
 interface Call { sent: number; done?: number; forgotten?: true; waiters?: (() => void)[] }
 /** `fastest`: the fastest answer time among the logged calls (Infinity: none answered yet), kept as answers come and
  * recomputed only when old calls leave the log (once per `rate` calls: no walk of the log per call). */
-interface Lane { next: number; log: Call[]; fastest: number; last: Promise<unknown> }
+/** A call waiting to leave: `at` its slot; `wake` set while it waits for the calls of earlier slots to leave. */
+interface Waiting { at: number; wake?: () => void }
+/** `waiting`: the calls in `dispatch`, by slot (the first one is the next to leave). */
+interface Lane { next: number; log: Call[]; fastest: number; waiting: Waiting[] }
 
 function forget(l: Lane, count: number): void {
   for (const call of l.log.splice(0, count)) call.forgotten = true;
@@ -44,7 +47,7 @@ export function createPacer(clock: PacerClock = realClock) {
   const lanes = new Map<string, Lane>();
   const lane = (id: string): Lane => {
     let found = lanes.get(id);
-    if (!found) lanes.set(id, found = { next: 0, log: [], fastest: Infinity, last: Promise.resolve() });
+    if (!found) lanes.set(id, found = { next: 0, log: [], fastest: Infinity, waiting: [] });
     return found;
   };
 
@@ -59,16 +62,27 @@ export function createPacer(clock: PacerClock = realClock) {
   }
 
   /** Waits for slot `at`, then until the number's last `rate` calls leave room in the past second; records the call.
-   * Calls of a number leave in the order they came: each waits for the one before it to leave. */
+   * Calls of a number leave in the order of their slots: one waits while a call of an earlier slot has not left. */
   function dispatch(id: string, rate: number, at: number): Promise<Done> {
     const l = lane(id);
-    const leaving = l.last.then(() => room(l, rate, at));
-    l.last = leaving.catch(() => undefined);
-    return leaving;
+    const me: Waiting = { at };
+    let place = l.waiting.length;
+    while (place > 0 && l.waiting[place - 1]!.at > at) place--;
+    l.waiting.splice(place, 0, me);
+    return room(l, rate, me).finally(() => {
+      l.waiting.splice(l.waiting.indexOf(me), 1);
+      l.waiting[0]?.wake?.();
+    });
   }
 
-  async function room(l: Lane, rate: number, at: number): Promise<Done> {
+  async function room(l: Lane, rate: number, me: Waiting): Promise<Done> {
+    const { at } = me;
     for (;;) {
+      if (l.waiting[0] !== me) {
+        await new Promise<void>((woken) => (me.wake = woken));
+        me.wake = undefined;
+        continue;
+      }
       const now = clock.now();
       const earlier = l.log.length < rate ? undefined : l.log[l.log.length - rate]!;
       if (earlier !== undefined && earlier.done === undefined) {

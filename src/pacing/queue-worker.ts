@@ -10,7 +10,7 @@ import type { UserRow } from '../db/tables';
 import type { Writer } from '../db/writer';
 import { asStorageError } from '../errors';
 import { TEMPORARY } from '../messaging/answers';
-import type { MessagingAccount, MessagingClient, OutboundMessage, SendResult } from '../messaging/client';
+import type { MessagingAccount, MessagingClient, OutboundMessage, SendOptions, SendResult } from '../messaging/client';
 import { accountOf } from '../services/send-message';
 import { failureRecord } from '../services/send-failures';
 import { contactAnswered, contactOfSend } from '../services/send-recipient';
@@ -98,8 +98,8 @@ export function createQueueWorker(deps: QueueWorkerDeps) {
   const lanes = new Map<number, Lane>();
   const maxInFlight = deps.maxInFlight ?? 64;
   let stopped = true;
-  // Settles at stop(): the waits for a turn end with it (the pacer's timers are unref'd: a shutdown must not wait on
-  // one, nor have the process exit under it before the worker stopped).
+  // Settles at stop(): the waits for a slot end with it (the pacer's timers are unref'd: a shutdown must not wait on
+  // one, nor have the process exit under it before the worker stopped). A call handed to the network thread is made.
   let stopSignal = () => {};
   let stopping = new Promise<void>((resolve) => { stopSignal = resolve; });
   const untilOrStop = (at: number) => Promise.race([deps.pacer.until(at), stopping]);
@@ -240,10 +240,15 @@ export function createQueueWorker(deps: QueueWorkerDeps) {
       });
       return true;
     }
-    const sending = deliver(lane, account, claimed, rate, slot).catch((error: unknown) => {
+    // This claim counts as ahead until its call left (its turn may wait for room in the past second): so the messages
+    // claimed but not sent stay as few as the claim lead needs, and a pause or a stop holds every later one back.
+    let left = () => {};
+    const leaving = new Promise<void>((resolve) => { left = resolve; });
+    const sending = deliver(lane, account, claimed, { rate, slot: () => slot, onLeft: left }).catch((error: unknown) => {
       deps.log.error({ err: error, messageId: claimed.id }, 'queued send failed to settle; it is settled as interrupted later');
     }).finally(() => lane.inFlight.delete(sending));
     lane.inFlight.add(sending);
+    await Promise.race([leaving, sending]);
     return true;
   }
 
@@ -267,8 +272,8 @@ export function createQueueWorker(deps: QueueWorkerDeps) {
     lane.pausedUntil = Math.max(lane.pausedUntil, now() + ms);
   }
 
-  async function deliver(lane: Lane, account: MessagingAccount, row: ClaimedMessage, rate: number, slot: number): Promise<void> {
-    const result: SendResult = await deps.client.sendPayload(account, row.payloadJson, { attempts: 1, pace: { rate, slot: () => slot } }).catch((error: unknown) => {
+  async function deliver(lane: Lane, account: MessagingAccount, row: ClaimedMessage, pace: NonNullable<SendOptions['pace']>): Promise<void> {
+    const result: SendResult = await deps.client.sendPayload(account, row.payloadJson, { attempts: 1, pace }).catch((error: unknown) => {
       deps.tracker.end(row.id);
       throw error;
     });

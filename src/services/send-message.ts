@@ -18,8 +18,8 @@ import type { SendTracker } from './send-tracker';
 /** How long a request waits for storage to take the network's acceptance before answering 503 (then it retries in the background). */
 const STORAGE_WAIT_MS = 10_000;
 
-/** A number's turn at its rate, from the pacer the queue worker shares: `go` before the first attempt, `retry` before
- * each further one; each resolves with the call to make once the network answered. */
+/** A number's turn at its rate, from the pacer the queue worker shares: `at`, the first attempt's slot, and `retry`,
+ * a slot for each further one (the network thread waits for it, and for room in the past second). */
 export interface SendTurns {
   turn(phoneNumberId: string, rate: number, maxWaitMs: number): Turn;
 }
