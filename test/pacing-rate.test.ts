@@ -92,6 +92,23 @@ t.test('a queue that is empty, or paused with messages waiting, does no work: no
   await quiet('the number paused for 600 s with messages waiting');
 });
 
+t.test('while the network holds its answers, the queue claims no more than the rate and a claim lead ahead: a pause or a stop holds the rest back', async (t) => {
+  const { app, sandbox, user, post } = await sendingApp(t, { credits: 100, config: { messagingTimeoutMs: 10_000 } });
+  await app.ready();
+  app.usersRepo.update(user.id, { messagingRate: 10 }, app.now());
+  for (let i = 0; i < 10; i++) sandbox.enqueue({ kind: 'accept', delayMs: 4000 });
+  const messages = Array.from({ length: 40 }, (_, i) => ({ to: TO, type: 'text', text: { body: `h${i}` } }));
+  t.equal((await post('/api/message/batch', { messages })).statusCode, 202);
+  // The first 10 calls wait 4 s for their answers; the 11th may leave only once the 1st is answered (its 1 s window).
+  // 1.5 s after the 10th reached the network, 15 more slots have passed: each would be a message handed over.
+  await until(() => messagesOnly(sandbox.requests).length === 10);
+  await new Promise((r) => setTimeout(r, 1500));
+  const claimed = app.db.$client.prepare("SELECT count(*) FROM messages WHERE user_id = ? AND status = 'pending'").pluck().get(user.id) as number;
+  t.ok(claimed <= 20, `at most 10 at the network and a few claimed ahead (${claimed} claimed), not every due message handed over`);
+  await until(() => (app.db.$client.prepare("SELECT count(*) FROM messages WHERE user_id = ? AND status = 'accepted'").pluck().get(user.id) as number) === 40);
+  t.equal(messagesOnly(sandbox.requests).length, 40, 'each sent once');
+});
+
 t.test('131056 holds only that recipient; other recipients go on', async (t) => {
   const { app, sandbox, user, post } = await sendingApp(t, { credits: 100 });
   app.usersRepo.update(user.id, { messagingRate: 1 }, app.now());

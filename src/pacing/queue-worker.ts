@@ -87,6 +87,8 @@ interface Lane {
   pausedUntil: number;
   phoneNumberId: string | undefined;
   inFlight: Set<Promise<void>>;
+  /** Calls handed to the network thread that have not left yet. */
+  unsent: Set<Promise<void>>;
   /** 131056 repeats per recipient since its last accepted message. */
   holds: Map<string, number>;
   /** A claim write's recent time (ms), and how long before its slot a message is claimed for it. */
@@ -109,7 +111,7 @@ export function createQueueWorker(deps: QueueWorkerDeps) {
     let lane = lanes.get(userId);
     if (!lane) {
       lane = {
-        userId, running: undefined, again: false, timer: undefined, pausedUntil: 0, phoneNumberId: undefined, inFlight: new Set(), holds: new Map(),
+        userId, running: undefined, again: false, timer: undefined, pausedUntil: 0, phoneNumberId: undefined, inFlight: new Set(), unsent: new Set(), holds: new Map(),
         claimMs: 0, claimLead: CLAIM_LEAD_MIN_MS,
       };
       lanes.set(userId, lane);
@@ -193,6 +195,9 @@ export function createQueueWorker(deps: QueueWorkerDeps) {
         }
         lane.phoneNumberId = account?.phoneNumberId;
         while (lane.inFlight.size >= maxInFlight) await Promise.race(lane.inFlight);
+        // Handed to the network thread, a call may still wait there for room in the past second (the number's calls
+        // unanswered): no more of those than a claim lead's worth, so a pause or a stop holds every later one back.
+        while (lane.unsent.size >= claimsAhead(lane.claimLead, user.messagingRate)) await Promise.race(lane.unsent);
         // Until it is claimed a message stays in the queue, cancellable, and a throttling answer can still hold or pause it.
         const lead = lane.claimLead;
         while (ahead.size >= claimsAhead(lead, user.messagingRate)) await Promise.race(ahead);
@@ -240,15 +245,14 @@ export function createQueueWorker(deps: QueueWorkerDeps) {
       });
       return true;
     }
-    // This claim counts as ahead until its call left (its turn may wait for room in the past second): so the messages
-    // claimed but not sent stay as few as the claim lead needs, and a pause or a stop holds every later one back.
     let left = () => {};
     const leaving = new Promise<void>((resolve) => { left = resolve; });
     const sending = deliver(lane, account, claimed, { rate, slot: () => slot, onLeft: left }).catch((error: unknown) => {
       deps.log.error({ err: error, messageId: claimed.id }, 'queued send failed to settle; it is settled as interrupted later');
     }).finally(() => lane.inFlight.delete(sending));
     lane.inFlight.add(sending);
-    await Promise.race([leaving, sending]);
+    const gone: Promise<void> = Promise.race([leaving, sending]).finally(() => lane.unsent.delete(gone));
+    lane.unsent.add(gone);
     return true;
   }
 
