@@ -1,5 +1,5 @@
 import t from 'tap';
-import { createPacer, type PacerClock } from '../src/messaging/pacer';
+import { createDepartures, createPacer, type PacerClock } from '../src/messaging/pacer';
 
 /** A clock that only moves when every caller sleeps: the pacer's timing decided by counts, not by the machine. */
 function virtualClock() {
@@ -36,10 +36,11 @@ function busiest(times: number[]): number {
 async function paced(rate: number, count: number, answerMs: number | ((i: number) => number)): Promise<number[]> {
   const v = virtualClock();
   const pacer = createPacer(v.clock);
+  const departures = createDepartures(v.clock);
   const starts: number[] = [];
   const all = Array.from({ length: count }, async (_, i) => {
     const turn = pacer.turn('n', rate, Infinity);
-    const done = await pacer.dispatch('n', rate, turn.at);
+    const done = await departures.dispatch('n', rate, turn.at);
     const sent = v.clock.now();
     starts.push(sent);
     await v.clock.sleep(typeof answerMs === 'number' ? answerMs : answerMs(i));
@@ -84,9 +85,9 @@ t.test('a call answered much later than the number’s fastest answer is taken t
 
 t.test('calls of a number leave in the order of their slots, whatever the order they were handed over in', async (t) => {
   const v = virtualClock();
-  const pacer = createPacer(v.clock);
+  const departures = createDepartures(v.clock);
   const left: string[] = [];
-  const go = (name: string, at: number) => pacer.dispatch('n', 5, at).then((done) => {
+  const go = (name: string, at: number) => departures.dispatch('n', 5, at).then((done) => {
     left.push(`${name}@${v.clock.now()}`);
     done();
   });

@@ -6,7 +6,7 @@ import { MESSAGING_PRODUCT, type NetworkSendRequest, type NetworkTemplateCompone
 import type { NetworkMarkReadRequest } from '../../schemas/network-send';
 import { readAnswer, readMarkReadAnswer, type Attempt, type SendResult } from './answers';
 import { TIMEOUTS } from './failures';
-import { createNetworkCalls } from './network-calls';
+import { createNetworkCalls, type CallAsked } from './network-calls';
 
 export type { SendResult, Upstream } from './answers';
 
@@ -115,16 +115,15 @@ export function createMessagingClient(options: MessagingClientOptions) {
   const timeout = (detail: string): Attempt => ({ result: { kind: 'unavailable', reason: 'timeout', detail }, retry: false });
 
   type Reader = (status: number, retryAfter: string | string[] | undefined, text: string) => Attempt;
-  type Paced = { lane: string; rate: number; at: number };
 
-  async function attempt(path: string, token: string, payload: string, budgetMs: number, read: Reader, pace?: Paced, onLeft?: () => void): Promise<{ outcome: Attempt; ms: number }> {
-    const reply = await calls.call({ path, token, payload, budgetMs, pace, onLeft });
-    const { deadlineMs } = reply;
+  async function attempt(asked: CallAsked, read: Reader): Promise<{ outcome: Attempt; ms: number }> {
+    const reply = await calls.call(asked);
     if (!('failure' in reply)) return { outcome: read(reply.status, reply.retryAfter, reply.text), ms: reply.ms };
     const { code, message, timedOut, answered } = reply.failure;
+    const { path, token } = asked;
     // The status we answer (504) alone cannot tell a refused connection from, say, a token undici will not put in a header.
     options.log?.warn({ code, error: masked(message, token), timedOut, answered, path }, 'messaging network call failed');
-    const outcome: Attempt = timedOut || TIMEOUTS.has(code) ? timeout(`no complete answer within ${deadlineMs} ms`)
+    const outcome: Attempt = timedOut || TIMEOUTS.has(code) ? timeout(`no complete answer within ${reply.deadlineMs} ms`)
       // Broken off after the network began to answer: it may have accepted the message.
       : answered ? { result: { kind: 'unavailable', reason: 'bad_answer', detail: code }, retry: false }
         : { result: { kind: 'unavailable', reason: 'unreachable', detail: code }, retry: NOT_DELIVERED.has(code) };
@@ -162,8 +161,11 @@ export function createMessagingClient(options: MessagingClientOptions) {
     const deadline = clock.now() + 2 * timeoutMs;
     const attempts = sendOptions.attempts ?? MAX_ATTEMPTS;
     for (let n = 1; ; n++) {
-      const pace = sendOptions.pace && { lane: account.phoneNumberId, rate: sendOptions.pace.rate, at: performance.timeOrigin + sendOptions.pace.slot(n) };
-      const { outcome, ms } = await attempt(path, account.token, payload, deadline - clock.now(), read, pace, sendOptions.pace?.onLeft);
+      const { pace } = sendOptions;
+      const { outcome, ms } = await attempt({
+        path, token: account.token, payload, budgetMs: deadline - clock.now(), onLeft: pace?.onLeft,
+        pace: pace && { lane: account.phoneNumberId, rate: pace.rate, at: performance.timeOrigin + pace.slot(n) },
+      }, read);
       options.observe?.(outcome.result, ms / 1000);
       if (!outcome.retry || n >= attempts) return outcome.result;
       const wait = Math.max(backoffMs(n), outcome.retryAfterMs ?? 0);

@@ -7,7 +7,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { Pool } from 'undici';
 import { deadlines, errorCode } from './failures';
 import type { CallReply, CallRequest, NetworkThreadSettings, ThreadReply, ThreadRequest } from './network-protocol';
-import { createPacer, type Done } from './pacer';
+import { createDepartures, type Done } from './pacer';
 
 const port = parentPort!;
 const settings = workerData as NetworkThreadSettings;
@@ -17,7 +17,7 @@ const pool = new Pool(settings.origin, {
   ...deadlines(settings.timeoutMs),
   maxResponseSize: settings.maxAnswerBytes,
 });
-const pacer = createPacer();
+const departures = createDepartures();
 const text = (e: unknown) => (e instanceof Error ? e.message : String(e));
 
 async function call(request: CallRequest): Promise<CallReply> {
@@ -25,7 +25,7 @@ async function call(request: CallRequest): Promise<CallReply> {
   let answered: Done | undefined;
   if (request.pace) {
     const { lane, rate, at, tellLeft } = request.pace;
-    answered = await pacer.dispatch(lane, rate, at - performance.timeOrigin);
+    answered = await departures.dispatch(lane, rate, at - performance.timeOrigin);
     if (tellLeft) port.postMessage({ id: request.id, left: true } satisfies ThreadReply);
   }
   const startedAt = performance.now();

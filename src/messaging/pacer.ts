@@ -7,9 +7,9 @@
 // because the network is far (a 100 ms round trip used to cost the number 10 % of its rate), and on answers when they
 // are slow because a call took long to get there (a busy event loop, a new connection). A call not answered yet may
 // still reach the network at any moment before its answer: the call `rate` places after it waits for that answer.
-// Nothing runs while no one waits: no timer, no loop. Slots are reserved on the main thread (a synchronous send's 429
-// is decided there); the log and the wait for room in the past second are the network thread's (network-thread.ts),
-// which reads each answer as it comes.
+// Nothing runs while no one waits: no timer, no loop. The two halves live apart: slots (createPacer) on the main thread,
+// where a synchronous send's 429 is decided; the log and the wait for room in the past second (createDepartures) on the
+// network thread (network-thread.ts), which reads each answer as it comes.
 import { setTimeout as wait } from 'node:timers/promises';
 import { AppError } from '../errors';
 
@@ -25,14 +25,14 @@ const realClock: PacerClock = { now: () => performance.now(), sleep: (ms) => wai
 
 /** `waiters`: calls waiting for this one's answer to know when it reached the network. */
 interface Call { sent: number; done?: number; forgotten?: true; waiters?: (() => void)[] }
-/** `fastest`: the fastest answer time among the logged calls (Infinity: none answered yet), kept as answers come and
- * recomputed only when old calls leave the log (once per `rate` calls: no walk of the log per call). */
 /** A call waiting to leave: `at` its slot; `wake` set while it waits for the calls of earlier slots to leave. */
 interface Waiting { at: number; wake?: () => void }
-/** `waiting`: the calls in `dispatch`, by slot (the first one is the next to leave). */
-interface Lane { next: number; log: Call[]; fastest: number; waiting: Waiting[] }
+/** `fastest`: the fastest answer time among the logged calls (Infinity: none answered yet), kept as answers come and
+ * recomputed only when old calls leave the log (once per `rate` calls: no walk of the log per call). `waiting`: the
+ * calls in `dispatch`, by slot (the first one is the next to leave). */
+interface Departures { log: Call[]; fastest: number; waiting: Waiting[] }
 
-function forget(l: Lane, count: number): void {
+function forget(l: Departures, count: number): void {
   for (const call of l.log.splice(0, count)) call.forgotten = true;
   l.fastest = Infinity;
   for (const call of l.log) if (call.done !== undefined) l.fastest = Math.min(l.fastest, call.done - call.sent);
@@ -43,13 +43,19 @@ export type Done = () => void;
 /** A reserved turn: `at` is the slot of the first attempt; `retry` reserves one for a further attempt of the same send. */
 export interface Turn { at: number; retry(): number }
 
-export function createPacer(clock: PacerClock = realClock) {
-  const lanes = new Map<string, Lane>();
-  const lane = (id: string): Lane => {
+/** One lane per phone number id, made on first use. */
+function lanesOf<L>(make: () => L): (id: string) => L {
+  const lanes = new Map<string, L>();
+  return (id) => {
     let found = lanes.get(id);
-    if (!found) lanes.set(id, found = { next: 0, log: [], fastest: Infinity, waiting: [] });
+    if (!found) lanes.set(id, found = make());
     return found;
   };
+}
+
+/** The slots: each number's next one, spaced 1 s / rate apart (a hair wider). */
+export function createPacer(clock: PacerClock = realClock) {
+  const lane = lanesOf(() => ({ next: 0 }));
 
   /** The next slot of `id` if it is at most `maxWaitMs` away (then it is taken); undefined otherwise. */
   function reserve(id: string, rate: number, maxWaitMs = Infinity): number | undefined {
@@ -60,6 +66,37 @@ export function createPacer(clock: PacerClock = realClock) {
     l.next = at + (WINDOW_MS * SPREAD) / rate;
     return at;
   }
+
+  return {
+    reserve,
+    /** Sleeps until the pacer's time `at` (a slot from `reserve`). */
+    until: async (at: number): Promise<void> => {
+      const ms = at - clock.now();
+      if (ms > 0) await clock.sleep(ms);
+    },
+
+    /**
+     * A synchronous send's turn: taken now if it comes within `maxWaitMs`, else 429 SEND_QUEUE_FULL (nothing reserved,
+     * so nothing is charged or sent). `retry` paces the send's further attempts without a limit.
+     */
+    turn(id: string, rate: number, maxWaitMs: number): Turn {
+      const at = reserve(id, rate, maxWaitMs);
+      if (at === undefined) {
+        const backlogMs = lane(id).next - clock.now() - maxWaitMs;
+        const seconds = Math.max(1, Math.ceil(backlogMs / 1000));
+        throw new AppError(429, 'SEND_QUEUE_FULL',
+          `This phone number's sends are booked for more than ${Math.round(maxWaitMs / 1000)} s at its rate of ${rate} messages per second; `
+          + `nothing was sent or charged: retry after ${seconds} s, or queue the message (Prefer: respond-async)`, undefined, { 'retry-after': String(seconds) });
+      }
+      return { at, retry: () => reserve(id, rate)! };
+    },
+  };
+}
+export type Pacer = ReturnType<typeof createPacer>;
+
+/** The departures: each number's log of its last calls, and the wait of each call for its slot and for room. */
+export function createDepartures(clock: PacerClock = realClock) {
+  const lane = lanesOf((): Departures => ({ log: [], fastest: Infinity, waiting: [] }));
 
   /** Waits for slot `at`, then until the number's last `rate` calls leave room in the past second; records the call.
    * Calls of a number leave in the order of their slots: one waits while a call of an earlier slot has not left. */
@@ -75,7 +112,7 @@ export function createPacer(clock: PacerClock = realClock) {
     });
   }
 
-  async function room(l: Lane, rate: number, me: Waiting): Promise<Done> {
+  async function room(l: Departures, rate: number, me: Waiting): Promise<Done> {
     const { at } = me;
     for (;;) {
       if (l.waiting[0] !== me) {
@@ -108,30 +145,5 @@ export function createPacer(clock: PacerClock = realClock) {
     }
   }
 
-  return {
-    reserve,
-    dispatch,
-    /** Sleeps until the pacer's time `at` (a slot from `reserve`). */
-    until: async (at: number): Promise<void> => {
-      const ms = at - clock.now();
-      if (ms > 0) await clock.sleep(ms);
-    },
-
-    /**
-     * A synchronous send's turn: taken now if it comes within `maxWaitMs`, else 429 SEND_QUEUE_FULL (nothing reserved,
-     * so nothing is charged or sent). `retry` paces the send's further attempts without a limit.
-     */
-    turn(id: string, rate: number, maxWaitMs: number): Turn {
-      const at = reserve(id, rate, maxWaitMs);
-      if (at === undefined) {
-        const backlogMs = lane(id).next - clock.now() - maxWaitMs;
-        const seconds = Math.max(1, Math.ceil(backlogMs / 1000));
-        throw new AppError(429, 'SEND_QUEUE_FULL',
-          `This phone number's sends are booked for more than ${Math.round(maxWaitMs / 1000)} s at its rate of ${rate} messages per second; `
-          + `nothing was sent or charged: retry after ${seconds} s, or queue the message (Prefer: respond-async)`, undefined, { 'retry-after': String(seconds) });
-      }
-      return { at, retry: () => reserve(id, rate)! };
-    },
-  };
+  return { dispatch };
 }
-export type Pacer = ReturnType<typeof createPacer>;
