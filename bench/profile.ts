@@ -1,4 +1,4 @@
-// `npm run bench:profile -- [status|inbound|send|healthz] [--against <git ref>]`: a CPU profile (node --cpu-prof) of the
+// `npm run bench:profile -- [status|inbound|send|healthz|listing|big-listing] [--against <git ref>]`: a CPU profile (node --cpu-prof) of the
 // gateway under one scenario's load from the benchmark's load generator, of this tree or of another ref's build.
 // Prints the top self-time functions and the self time per file; the profile stays in PROFILE_DIR when set
 // (BENCH_SECONDS of load, BENCH_MESSAGES seeded).
@@ -48,7 +48,7 @@ function report(file: string, seconds: number): string[] {
 
 async function main(): Promise<void> {
   const args = process.argv.slice(2);
-  const scenario = (args.find((a) => !a.startsWith('--') && args[args.indexOf(a) - 1] !== '--against') ?? 'status') as 'status' | 'inbound' | 'send' | 'healthz' | 'listing';
+  const scenario = (args.find((a) => !a.startsWith('--') && args[args.indexOf(a) - 1] !== '--against') ?? 'status') as 'status' | 'inbound' | 'send' | 'healthz' | 'listing' | 'big-listing';
   const againstAt = args.indexOf('--against');
   const dir = mkdtempSync(join(tmpdir(), 'gateway-profile-'));
   const profiles = process.env.PROFILE_DIR ?? join(dir, 'profiles');
@@ -73,16 +73,26 @@ async function main(): Promise<void> {
       image: { id: 'none', sha256: createHash('sha256').digest('base64') } } });
     const port = Number(new URL(gateway.url).port);
     // healthz: what every request costs (hooks, headers, logging) with no work of its own.
-    const body: BodyKind | undefined = scenario === 'healthz' || scenario === 'listing' ? undefined : scenario;
-    // listing: the 1,000-message user's conversations, one client after another, as the bench's small listing.
-    const listing = scenario === 'listing';
-    const smallCookie = listing ? await login(gateway.url, 'small@bench.local') : '';
-    const side = listing ? { port, path: `/api/user/${small!.id}/conversations?filter=all`, method: 'GET' as const, headers: { cookie: smallCookie } }
+    // listing, big-listing: the 1,000-message user's conversations, or a page of 50 of the big user's, one client after
+    // another, as the bench's small and big listings.
+    const listing = scenario === 'listing' || scenario === 'big-listing';
+    const body: BodyKind | undefined = scenario === 'healthz' || listing ? undefined : scenario;
+    const lister = scenario === 'big-listing' ? { user: user!, email: 'big@bench.local', query: '?filter=all&limit=50' }
+      : { user: small!, email: 'small@bench.local', query: '?filter=all' };
+    const listerCookie = listing ? await login(gateway.url, lister.email) : '';
+    const side = listing ? { port, path: `/api/user/${lister.user.id}/conversations${lister.query}`, method: 'GET' as const, headers: { cookie: listerCookie } }
       : scenario === 'send' ? { port, path: '/api/message/send', method: 'POST' as const, rotate: senderCookies.map((cookie) => ({ cookie })) }
       : scenario === 'healthz' ? { port, path: '/healthz', method: 'GET' as const }
       : { port, path: '/api/messaging/webhook', method: 'POST' as const };
     const signWith = scenario === 'status' || scenario === 'inbound' ? APP_SECRET : undefined;
     const load = { kind: 'load' as const, side, body, signWith, ...(listing ? { connections: 1, pipelining: 1 } : { connections: 32, pipelining: 2 }) };
+    // PROFILE_INBOUND_FIRST=<s>: that long of signed inbound callbacks before, as the bench's listings come after its callback
+    // scenarios (busy conversations, new messages of realistic size, last times tied within a second).
+    const inboundFirst = Number(process.env.PROFILE_INBOUND_FIRST ?? 0);
+    if (inboundFirst > 0) {
+      await loadgen.ask({ kind: 'load', side: { port, path: '/api/messaging/webhook', method: 'POST' }, body: 'inbound', signWith: APP_SECRET,
+        connections: 32, pipelining: 2, seconds: inboundFirst });
+    }
     // Warm-up first (JIT); the report counts only the samples of the measured load, at the profile's end.
     await loadgen.ask({ ...load, seconds: 3 });
     const before = cpuSeconds(gateway.pid);

@@ -47,6 +47,18 @@ function contactFilter(contact: string): { column: 'wa_id' | 'bsuid' | 'id'; val
 /** Newer first; equal times by the higher conversation id. */
 const newerFirst = (a: { lastAt: number; id: number }, b: { lastAt: number; id: number }) => b.lastAt - a.lastAt || b.id - a.id;
 
+/**
+ * Whether candidate `c` (or any after it: candidates come by newest message, then id, both descending) could still
+ * enter a full page whose last entry is `last`, its last matching message being at most `bound`. A tie on the time
+ * is decided by the id: when the bound is the candidate's own newest message, the candidates after it with that same
+ * time all have lower ids. Busy numbers tie often (the network's timestamps are in seconds): without this, a page
+ * read every conversation that had a message in the page's last second.
+ */
+function canEnter(c: { id: number; lastMessageAt: number }, bound: number, last: { lastAt: number; id: number }): boolean {
+  if (bound !== last.lastAt) return bound > last.lastAt;
+  return bound !== c.lastMessageAt || c.id > last.id;
+}
+
 /** `render` shows a message stored without its listed JSON (the same renderer the writes use). */
 export function createConversationsRepo(db: DB, render: RenderMessage) {
   const client = db.$client;
@@ -150,7 +162,7 @@ export function createConversationsRepo(db: DB, render: RenderMessage) {
       const picked: Omit<ConversationSummary, 'count'>[] = [];
       for (const c of rows) {
         const bound = Math.min(c.lastMessageAt, q.to - 1, before - 1);
-        if (picked.length === q.limit && bound < picked[picked.length - 1]!.lastAt) break;
+        if (picked.length === q.limit && !canEnter(c, bound, picked[picked.length - 1]!)) break;
         const lastAt = s.lastAt.get(params(q, c.id));
         if (lastAt === undefined || lastAt >= before) continue;
         const { lastMessageAt: _last, ...candidate } = c;
