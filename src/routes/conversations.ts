@@ -27,7 +27,8 @@ const conversations: FastifyPluginAsyncTypebox = async (app) => {
     const { id } = request.params;
     // Another CLIENT learns nothing, not even whether the id exists.
     if (caller.id !== id && caller.role !== 'ADMIN') throw forbidden('You may only read your own conversations');
-    if (!app.usersRepo.findById(id)) throw userNotFound();
+    // The caller's own row was read by the authentication of this request.
+    if (caller.id !== id && !app.usersRepo.findById(id)) throw userNotFound();
     // A client that goes away while its listing waits or runs: nothing is sent, and its answer slot and turn free at once.
     const gone = new AbortController();
     const leave = () => gone.abort();
@@ -71,7 +72,7 @@ const conversations: FastifyPluginAsyncTypebox = async (app) => {
     const { before_id: beforeId, after_id: afterId, limit } = request.query;
     if (caller.id !== id && caller.role !== 'ADMIN') throw forbidden('You may only read your own conversations');
     if (beforeId !== undefined && afterId !== undefined) throw new AppError(400, 'VALIDATION_ERROR', 'Give before_id or after_id, not both');
-    if (!app.usersRepo.findById(id)) throw userNotFound();
+    if (caller.id !== id && !app.usersRepo.findById(id)) throw userNotFound();
     if (!app.contacts.byId(id, contactId)) throw new AppError(404, 'CONTACT_NOT_FOUND', `This user has no contact ${contactId}`);
     const page = app.conversationsRepo.conversationMessages(id, contactId, { beforeId, afterId, limit });
     return reply.type('application/json; charset=utf-8')
