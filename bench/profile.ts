@@ -80,18 +80,18 @@ async function main(): Promise<void> {
     const lister = scenario === 'big-listing' ? { user: user!, email: 'big@bench.local', query: '?filter=all&limit=50' }
       : { user: small!, email: 'small@bench.local', query: '?filter=all' };
     const listerCookie = listing ? await login(gateway.url, lister.email) : '';
+    const webhook = { port, path: '/api/messaging/webhook', method: 'POST' as const };
     const side = listing ? { port, path: `/api/user/${lister.user.id}/conversations${lister.query}`, method: 'GET' as const, headers: { cookie: listerCookie } }
       : scenario === 'send' ? { port, path: '/api/message/send', method: 'POST' as const, rotate: senderCookies.map((cookie) => ({ cookie })) }
       : scenario === 'healthz' ? { port, path: '/healthz', method: 'GET' as const }
-      : { port, path: '/api/messaging/webhook', method: 'POST' as const };
+      : webhook;
     const signWith = scenario === 'status' || scenario === 'inbound' ? APP_SECRET : undefined;
     const load = { kind: 'load' as const, side, body, signWith, ...(listing ? { connections: 1, pipelining: 1 } : { connections: 32, pipelining: 2 }) };
     // PROFILE_INBOUND_FIRST=<s>: that long of signed inbound callbacks before, as the bench's listings come after its callback
     // scenarios (busy conversations, new messages of realistic size, last times tied within a second).
     const inboundFirst = Number(process.env.PROFILE_INBOUND_FIRST ?? 0);
     if (inboundFirst > 0) {
-      await loadgen.ask({ kind: 'load', side: { port, path: '/api/messaging/webhook', method: 'POST' }, body: 'inbound', signWith: APP_SECRET,
-        connections: 32, pipelining: 2, seconds: inboundFirst });
+      await loadgen.ask({ kind: 'load', side: webhook, body: 'inbound', signWith: APP_SECRET, connections: 32, pipelining: 2, seconds: inboundFirst });
     }
     // Warm-up first (JIT); the report counts only the samples of the measured load, at the profile's end.
     await loadgen.ask({ ...load, seconds: 3 });

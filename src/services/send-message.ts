@@ -8,7 +8,7 @@ import type { UserRow } from '../db/tables';
 import type { Writer } from '../db/writer';
 import { AppError, asStorageError } from '../errors';
 import { wireBody, type MessagingAccount, type MessagingClient, type OutboundMessage } from '../messaging/client';
-import type { Turn } from '../messaging/pacer';
+import type { Pacer } from '../messaging/pacer';
 import { monthKey } from '../support/time';
 import { storedFields } from './outbound-message';
 import { failureError, failureRecord, keptFailure, outcomeUnknown, replayedFailure, sentButNotStored } from './send-failures';
@@ -20,9 +20,7 @@ const STORAGE_WAIT_MS = 10_000;
 
 /** A number's turn at its rate, from the pacer the queue worker shares: `at`, the first attempt's slot, and `retry`,
  * a slot for each further one (the network thread waits for it, and for room in the past second). */
-export interface SendTurns {
-  turn(phoneNumberId: string, rate: number, maxWaitMs: number): Turn;
-}
+export type SendTurns = Pick<Pacer, 'turn'>;
 
 export interface SendDeps {
   writer: Writer;
