@@ -51,6 +51,10 @@ export function openDatabase(path: string): DB {
   sqlite.pragma('journal_size_limit = 67108864');
   const db = drizzle(sqlite, { schema: tables });
   migrate(db, { migrationsFolder: join(projectRoot, 'data', 'migrations') });
+  // A RETURNING clause keeps its rows in a temporary table: on a temporary file, every such statement (an event's
+  // number, a conversation's id) writes to that file, 11 µs instead of 3 µs. Set after the migrations, so that an
+  // upgrade's index builds still sort a large archive on disk rather than in memory.
+  sqlite.pragma('temp_store = MEMORY');
   return db;
 }
 

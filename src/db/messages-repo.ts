@@ -55,14 +55,15 @@ export function createMessagesRepo(db: DB, renderer: MessageRenderer) {
   const client = db.$client;
   const listed = createListedMessages(client, renderer);
   const appendEvent = eventLogOf(client).append;
-  const touchConversation = client.prepare<[number, number, string, number, number | null], { id: number }>(`
+  const touchConversation = client.prepare<[number, number, string, number, number | null]>(`
     INSERT INTO conversations (user_id, contact_id, contact_wa_id, last_message_at, last_inbound_at)
     VALUES (?, ?, ?, ?, ?)
     ON CONFLICT (contact_id) DO UPDATE SET
       last_message_at = max(last_message_at, excluded.last_message_at),
       last_inbound_at = CASE WHEN excluded.last_inbound_at IS NULL THEN last_inbound_at
-                             ELSE max(coalesce(last_inbound_at, 0), excluded.last_inbound_at) END
-    RETURNING id`);
+                             ELSE max(coalesce(last_inbound_at, 0), excluded.last_inbound_at) END`);
+  // Hot statements read their row back rather than RETURNING it (whose rows go through a temporary table: µs more each).
+  const conversationOfContact = client.prepare<[number], number>('SELECT id FROM conversations WHERE contact_id = ?').pluck();
   // An outbound message as a status callback changes it: read once, written back in one UPDATE with its patched listed JSON.
   const STATUS_ROW = `id, user_id AS userId, status, status_rank AS rank, status_updated_at AS statusUpdatedAt, error_json AS errorJson,
     pricing_json AS pricingJson, listed_json AS listed`;
@@ -75,8 +76,10 @@ export function createMessagesRepo(db: DB, renderer: MessageRenderer) {
     'INSERT OR IGNORE INTO message_statuses (message_id, status, at, error_json, pricing_json) VALUES (?, ?, ?, ?, ?)');
   const insertOrphan = client.prepare<[number, string, string, number, string | null, number]>(
     'INSERT OR IGNORE INTO orphan_statuses (user_id, wamid, status, at, error_json, received_at) VALUES (?, ?, ?, ?, ?, ?)');
-  const takeOrphans = client.prepare<[number, string], { status: string; at: number; error_json: string | null }>(
-    'DELETE FROM orphan_statuses WHERE user_id = ? AND wamid = ? RETURNING status, at, error_json');
+  // Read first: almost every send has none, and then nothing is deleted.
+  const orphansOf = client.prepare<[number, string], { status: string; at: number; error_json: string | null }>(
+    'SELECT status, at, error_json FROM orphan_statuses WHERE user_id = ? AND wamid = ? ORDER BY id');
+  const dropOrphans = client.prepare<[number, string]>('DELETE FROM orphan_statuses WHERE user_id = ? AND wamid = ?');
 
   // The webhook's hot path: prepared once; a redelivered (user, wamid) changes nothing.
   // An inbound message is stored with its listed JSON in the one INSERT: its id is known before (AUTOINCREMENT hands out
@@ -133,7 +136,8 @@ export function createMessagesRepo(db: DB, renderer: MessageRenderer) {
     typeof contact === 'string' ? { contactId: contactOfWaId.get(userId, contact, name, at, at)!.id, key: contact } : contact;
   const conversationId = (userId: number, contact: ContactRef | string, at: number, inboundAt: number | null) => {
     const ref = refOf(userId, contact, at);
-    return touchConversation.get(userId, ref.contactId, ref.key, at, inboundAt)!.id;
+    touchConversation.run(userId, ref.contactId, ref.key, at, inboundAt);
+    return conversationOfContact.get(ref.contactId)!;
   };
   const insertEchoRow = client.prepare<{
     userId: number; conversationId: number; type: string; text: string | null; to: string | null; wamid: string; origin: string;
@@ -223,7 +227,9 @@ export function createMessagesRepo(db: DB, renderer: MessageRenderer) {
       // Media sent by the id of an upload: the archive keeps a copy too (fetched back by the download worker, with the
       // inbound files' limits and rules), so the thread shows what was sent. Sent by link: nothing to keep.
       if (owner.mediaJson) enqueueMedia.run(messageId, owner.mediaJson);
-      for (const orphan of takeOrphans.all(owner.userId, wamid)) {
+      const orphans = orphansOf.all(owner.userId, wamid);
+      if (orphans.length > 0) dropOrphans.run(owner.userId, wamid);
+      for (const orphan of orphans) {
         applyToMessage(statusRowById.get(messageId)!, { status: orphan.status, at: orphan.at, errorJson: orphan.error_json });
       }
     },
