@@ -24,6 +24,8 @@ export interface EventLog {
   setClock(now: () => Date): void;
   /** Events appended since start (metrics; rolled-back ones included). */
   written(): number;
+  /** The user's last number so far (0: none yet). */
+  lastSeq(userId: number): number;
 }
 
 const logs = new WeakMap<Database.Database, EventLog>();
@@ -36,11 +38,12 @@ export function eventLogOf(client: Database.Database): EventLog {
   // read back (no RETURNING: its rows go through a temporary table, a few µs more on every event).
   const bump = client.prepare<[number]>(`INSERT INTO event_counters (user_id, last_seq) VALUES (?, 1)
     ON CONFLICT (user_id) DO UPDATE SET last_seq = last_seq + 1`);
-  const lastOf = client.prepare<[number], number>('SELECT last_seq FROM event_counters WHERE user_id = ?').pluck();
+  const last = client.prepare<[number], number>('SELECT last_seq FROM event_counters WHERE user_id = ?').pluck();
+  const lastSeq = (userId: number): number => last.get(userId) ?? 0;
   const ownerOf = client.prepare<[number], number>('SELECT user_id FROM messages WHERE id = ?').pluck();
   const nextOf = (userId: number): number => {
     bump.run(userId);
-    return lastOf.get(userId)!;
+    return lastSeq(userId);
   };
   const insert = client.prepare<[number, number, string, number | null, number | null, string | null, number]>(
     'INSERT INTO events (user_id, seq, type, message_id, contact_id, status, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)');
@@ -48,10 +51,11 @@ export function eventLogOf(client: Database.Database): EventLog {
   let clock = () => new Date();
   let written = 0;
   const log: EventLog = {
-    append(type, messageId, status = null, userId = ownerOf.get(messageId)) {
-      if (userId === undefined) return;
-      insert.run(userId, nextOf(userId), type, messageId, null, status, clock().getTime());
-      touched.add(userId);
+    append(type, messageId, status = null, userId = undefined) {
+      const owner = userId ?? ownerOf.get(messageId);
+      if (owner === undefined) return;
+      insert.run(owner, nextOf(owner), type, messageId, null, status, clock().getTime());
+      touched.add(owner);
       written += 1;
     },
     appendContact(type, userId, contactId) {
@@ -61,6 +65,7 @@ export function eventLogOf(client: Database.Database): EventLog {
       written += 1;
     },
     written: () => written,
+    lastSeq,
     takeTouched() {
       if (touched.size === 0) return [];
       const users = [...touched];
@@ -89,7 +94,6 @@ export function createEventsRepo(db: DB) {
     `${SELECT} WHERE e.user_id = ? AND e.seq > ? AND e.type IN (SELECT value FROM json_each(?)) ORDER BY e.seq LIMIT ?`);
   const one = client.prepare<[number, number], StoredEvent>(`${SELECT} WHERE e.user_id = ? AND e.seq = ?`);
   const oldest = client.prepare<[number], number | null>('SELECT min(seq) FROM events WHERE user_id = ?').pluck();
-  const last = client.prepare<[number], number>('SELECT last_seq FROM event_counters WHERE user_id = ?').pluck();
   // Along the ids, with no index of created_at (one index less to write per event): ids grow with created_at, so the
   // aged events are the oldest ids. A batch looks at the `limit` oldest events and deletes those created before the
   // cut; one not aged yet (the clock went back) ends the sweep, and what is behind it goes once it has aged too.
@@ -106,7 +110,7 @@ export function createEventsRepo(db: DB) {
     /** The oldest number retention kept (null: none kept). */
     oldestSeq: (userId: number): number | null => oldest.get(userId) ?? null,
     /** The user's last number so far (0: none yet). */
-    lastSeq: (userId: number): number => last.get(userId) ?? 0,
+    lastSeq: (userId: number): number => eventLogOf(client).lastSeq(userId),
     writtenSinceStart: (): number => eventLogOf(client).written(),
     /** Retention: deletes up to `limit` events created before `before` (ms); how many went. Call inside a write. */
     deleteBefore: (before: number, limit: number): number => deleteBefore.run(limit, before).changes,
