@@ -14,22 +14,28 @@ import { bearer, tempDir, testConfig } from './helper';
 const PREVIOUS_RELEASE_LAST = '0004_media_archive';
 const T0 = 1_795_000_000_000;
 
-/** A database file written with the previous release's schema (its migrations only), filled through SQL. */
-function previousReleaseDatabase(dir: string): string {
+/** A database file `gateway.db` in `dir` with the schema of the migrations up to `last` (included) only, open. */
+function databaseThrough(dir: string, last: string): Database.Database {
   const migrations = join(dir, 'migrations');
   cpSync(join(projectRoot, 'data', 'migrations'), migrations, { recursive: true });
   const journalPath = join(migrations, 'meta', '_journal.json');
   const journal = JSON.parse(readFileSync(journalPath, 'utf8')) as { entries: { idx: number; tag: string }[] };
-  const first = journal.entries.find((e) => e.tag === PREVIOUS_RELEASE_LAST)!.idx + 1;
+  const first = journal.entries.find((e) => e.tag === last)!.idx + 1;
   for (const entry of journal.entries.filter((e) => e.idx >= first)) {
     rmSync(join(migrations, `${entry.tag}.sql`));
     rmSync(join(migrations, 'meta', `${entry.tag.slice(0, 4)}_snapshot.json`), { force: true });
   }
   journal.entries = journal.entries.filter((e) => e.idx < first);
   writeFileSync(journalPath, JSON.stringify(journal));
-  const path = join(dir, 'gateway.db');
-  const sqlite = new Database(path);
+  const sqlite = new Database(join(dir, 'gateway.db'));
   migrate(drizzle(sqlite), { migrationsFolder: migrations });
+  return sqlite;
+}
+
+/** A database file written with the previous release's schema (its migrations only), filled through SQL. */
+function previousReleaseDatabase(dir: string): string {
+  const sqlite = databaseThrough(dir, PREVIOUS_RELEASE_LAST);
+  const path = sqlite.name;
   const run = (sql: string, ...params: unknown[]) => sqlite.prepare(sql).run(...params);
   run(`INSERT INTO users (id, email, password_hash, role, messaging_phone_number_id, monthly_credits, created_at, updated_at)
     VALUES (1, 'ana@example.com', 'x', 'CLIENT', '900000000000001', 100, ${T0}, ${T0})`);
@@ -136,4 +142,41 @@ t.test('a database of the previous release upgrades at start-up without losing a
   const sent = app.messagesRepo.insertInbound({ userId: 1, contactWaId: '15551230001', wamid: 'wamid.new', type: 'text', text: 'again', payloadJson: '{}', createdAt: T0 + 50_000 });
   t.ok(sent);
   t.equal(app.messagesRepo.conversationOf(app.messagesRepo.findById(17)!.id)!.id, 1);
+});
+
+t.test('a database of the release before texts left the per-type index keeps every message, and each type view its order', async (t) => {
+  const dir = tempDir(t);
+  const sqlite = databaseThrough(dir, '0011_events_by_id');
+  const path = sqlite.name;
+  sqlite.exec(`INSERT INTO users (id, email, password_hash, role, messaging_phone_number_id, monthly_credits, created_at, updated_at)
+      VALUES (1, 'ana@example.com', 'x', 'CLIENT', '900000000000001', 100, ${T0}, ${T0});
+    INSERT INTO contacts (id, user_id, wa_id, name, created_at, updated_at) VALUES (1, 1, '15551230001', 'Ana', ${T0}, ${T0});
+    INSERT INTO conversations (id, user_id, contact_wa_id, last_message_at, last_inbound_at, contact_id) VALUES (1, 1, '15551230001', ${T0 + 2000}, ${T0 + 2000}, 1);`);
+  // Two instants, three messages each, stored newest first: a tie on the time is ordered by id.
+  const message = sqlite.prepare(`INSERT INTO messages (id, user_id, conversation_id, direction, type, text, wamid, status, payload_json, created_at)
+    VALUES (?, 1, 1, 'inbound', ?, ?, ?, 'received', '{}', ?)`);
+  [['text', 2000], ['image', 2000], ['text', 2000], ['text', 1000], ['image', 1000], ['text', 1000]].forEach(([type, at], i) =>
+    message.run(i + 1, type, type === 'text' ? `text ${i + 1}` : null, `wamid.${i + 1}`, T0 + Number(at)));
+  sqlite.close();
+  const before = snapshot(path);
+
+  const app = await buildApp(testConfig(dir, { databasePath: path }));
+  t.teardown(() => app.close());
+  await app.ready();
+  t.same(snapshot(path), before, 'every row is unchanged');
+  const indexes = app.db.$client.prepare("SELECT name, sql FROM sqlite_master WHERE type = 'index' AND name LIKE 'messages_conversation_%' ORDER BY name").all();
+  t.same(indexes, [
+    { name: 'messages_conversation_created', sql: 'CREATE INDEX `messages_conversation_created` ON `messages` (`conversation_id`,`created_at`,`id`,`type`)' },
+    { name: 'messages_conversation_id', sql: 'CREATE INDEX `messages_conversation_id` ON `messages` (`conversation_id`,`id`)' },
+    { name: 'messages_conversation_type_created', sql: "CREATE INDEX `messages_conversation_type_created` ON `messages` (`conversation_id`,`type`,`created_at`) WHERE type <> 'text'" },
+  ]);
+  const headers = bearer(app, app.usersRepo.findById(1)!);
+  const ids = async (query: string) => {
+    const res = await app.inject({ method: 'GET', url: `/api/user/1/conversations?filter=all${query}`, headers });
+    t.equal(res.statusCode, 200, query);
+    return (res.json() as { message_count: number; messages: { id: number }[] }[]).map((c) => [c.message_count, c.messages.map((m) => m.id)]);
+  };
+  t.same(await ids(''), [[6, [4, 5, 6, 1, 2, 3]]]);
+  t.same(await ids('&type=text'), [[4, [4, 6, 1, 3]]]);
+  t.same(await ids('&type=image'), [[2, [5, 2]]]);
 });

@@ -77,11 +77,14 @@ export function createConversationsRepo(db: DB, render: RenderMessage) {
     id: client.prepare<Record<string, unknown>, Candidate>(`${candidateSql} AND c.id = @contact`),
   };
 
-  // Two variants of each message statement, so that each one has an index matching it exactly. Without
-  // statistics the planner would read a type's latest 200 through (conversation, created_at) and skip other types.
-  const messageStatements = (typed: boolean) => {
-    const table = typed ? 'messages INDEXED BY messages_conversation_type_created' : 'messages';
-    const where = `conversation_id = @conversationId ${typed ? 'AND type = @type' : ''} AND created_at >= @from AND created_at < @to`;
+  // Three variants of each message statement, so that each one has an index matching it exactly: all types, and texts,
+  // along (conversation, created_at, type), reading the type in the index; any other type along its own range of
+  // (conversation, type, created_at), an index that leaves texts out (its condition must be in the statement to use it).
+  // Without statistics the planner would read a type's latest 200 through (conversation, created_at) and skip other types.
+  const messageStatements = (typed: 'all' | 'text' | 'other') => {
+    const table = { all: 'messages', text: 'messages INDEXED BY messages_conversation_created', other: 'messages INDEXED BY messages_conversation_type_created' }[typed];
+    const filter = { all: '', text: "AND type = 'text'", other: "AND type = @type AND type <> 'text'" }[typed];
+    const where = `conversation_id = @conversationId ${filter} AND created_at >= @from AND created_at < @to`;
     // The latest 200, oldest first, straight along the index: skip all but the last 200 of the `count` the page
     // found (the caller reads both in one snapshot).
     const latest = (columns: string) => `SELECT ${columns} FROM ${table} WHERE ${where} ORDER BY created_at, id
@@ -100,9 +103,10 @@ export function createConversationsRepo(db: DB, render: RenderMessage) {
          FROM (${latest('*')}) AS m ORDER BY m.created_at, m.id`),
     };
   };
-  const untyped = messageStatements(false);
-  const typed = messageStatements(true);
-  const statements = (q: MessageQuery) => (q.type === undefined ? untyped : typed);
+  const untyped = messageStatements('all');
+  const texts = messageStatements('text');
+  const typed = messageStatements('other');
+  const statements = (q: MessageQuery) => (q.type === undefined ? untyped : q.type === 'text' ? texts : typed);
   const params = (q: MessageQuery, conversationId: number) => ({ conversationId, type: q.type, from: q.from, to: q.to });
   const latestParams = (q: MessageQuery, s: Pick<ConversationSummary, 'id' | 'count'>) =>
     ({ ...params(q, s.id), skip: Math.max(0, s.count - MESSAGES_PER_CONVERSATION) });

@@ -105,9 +105,12 @@ export const messages = sqliteTable('messages', {
 }, (t) => [
   // Also the index behind ON DELETE CASCADE from users (user_id leads).
   uniqueIndex('messages_user_wamid').on(t.userId, t.wamid),
-  index('messages_conversation_created').on(t.conversationId, t.createdAt),
-  // The conversations view filtered by type: its newest, its count and its latest 200, each one index range.
-  index('messages_conversation_type_created').on(t.conversationId, t.type, t.createdAt),
+  // A conversation's messages by time, then id (the order of a tie). The type comes last so that a view filtered to texts
+  // (most messages) finds them in this index alone, without an index of its own that every text would be written into.
+  index('messages_conversation_created').on(t.conversationId, t.createdAt, t.id, t.type),
+  // The conversations view filtered by any other type: its newest, its count and its latest 200, each one index range.
+  // Texts are left out: one random index page less for every text stored (some 20 µs of each inbound callback or send).
+  index('messages_conversation_type_created').on(t.conversationId, t.type, t.createdAt).where(sql`type <> 'text'`),
   // The send queue: each user's due messages in order, and the expiry sweep.
   index('messages_queue').on(t.userId, t.priority, t.sendAt, t.id).where(sql`status IN ('queued', 'scheduled')`),
   index('messages_queue_expiry').on(t.expiresAt).where(sql`status IN ('queued', 'scheduled') AND expires_at IS NOT NULL`),
