@@ -78,7 +78,7 @@ export function createConversationsRepo(db: DB, render: RenderMessage) {
   };
 
   // Three variants of each message statement, so that each one has an index matching it exactly: all types, and texts,
-  // along (conversation, created_at, type), reading the type in the index; any other type along its own range of
+  // along (conversation, created_at, id, type), texts by the type in the index; any other type along its own range of
   // (conversation, type, created_at), an index that leaves texts out (its condition must be in the statement to use it).
   // Without statistics the planner would read a type's latest 200 through (conversation, created_at) and skip other types.
   const messageStatements = (typed: 'all' | 'text' | 'other') => {
