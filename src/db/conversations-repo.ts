@@ -2,6 +2,7 @@
 // JSON each write stored — every step an index seek, never a scan of a user's whole history.
 import type { DB } from './client';
 import { STORED_MESSAGE, type RenderMessage, type StoredMessage } from './listed-messages';
+import { IN_TYPE_INDEX } from './tables';
 
 /** Which messages match: the user's, optionally of one type or contact, created in [from, to). */
 export interface MessageQuery {
@@ -83,7 +84,7 @@ export function createConversationsRepo(db: DB, render: RenderMessage) {
   // Without statistics the planner would read a type's latest 200 through (conversation, created_at) and skip other types.
   const messageStatements = (typed: 'all' | 'text' | 'other') => {
     const table = { all: 'messages', text: 'messages INDEXED BY messages_conversation_created', other: 'messages INDEXED BY messages_conversation_type_created' }[typed];
-    const filter = { all: '', text: "AND type = 'text'", other: "AND type = @type AND type <> 'text'" }[typed];
+    const filter = { all: '', text: "AND type = 'text'", other: `AND type = @type AND ${IN_TYPE_INDEX}` }[typed];
     const where = `conversation_id = @conversationId ${filter} AND created_at >= @from AND created_at < @to`;
     // The latest 200, oldest first, straight along the index: skip all but the last 200 of the `count` the page
     // found (the caller reads both in one snapshot).

@@ -51,7 +51,7 @@ export function eventLogOf(client: Database.Database): EventLog {
   let clock = () => new Date();
   let written = 0;
   const log: EventLog = {
-    append(type, messageId, status = null, userId = undefined) {
+    append(type, messageId, status = null, userId) {
       const owner = userId ?? ownerOf.get(messageId);
       if (owner === undefined) return;
       insert.run(owner, nextOf(owner), type, messageId, null, status, clock().getTime());
