@@ -55,12 +55,6 @@ const PROBE_SQL = 'CREATE TABLE readiness_probe (x); DROP TABLE readiness_probe;
  * turn of the event loop between, so timers (the send queue's pace) and requests are not held for all of it.
  */
 export const MAX_BATCH = 100;
-/**
- * Batches whose -wal sync may be under way at once. One would leave the event loop idle while the disk syncs, with the
- * next batch's requests already parsed and waiting (a fifth of the time under a steady stream of callbacks); two let
- * that batch commit meanwhile. A later sync covers the earlier batches' frames too (it starts after they were written).
- */
-const SYNCS_IN_FLIGHT = 2;
 
 /**
  * Syncs the connection's -wal file to disk off the event loop, or undefined when there is none to sync (an in-memory
@@ -175,11 +169,11 @@ export function createWriter(client: Database.Database, options: WriterOptions =
 
   let flushScheduled = false;
   /**
-   * Flushes the queue on the next turn, unless SYNCS_IN_FLIGHT batches are syncing their -wal file: then the next batch
-   * waits for one of them and grows (one commit and one sync for all that arrived meanwhile).
+   * Flushes the queue on the next turn, unless a batch's -wal sync is under way: then the next batch waits for it and
+   * grows (one commit and one sync for all that arrived meanwhile), as it did when the commit itself waited for the disk.
    */
   function scheduleFlush(): void {
-    if (flushScheduled || syncing >= SYNCS_IN_FLIGHT || queue.length === 0) return;
+    if (flushScheduled || syncing > 0 || queue.length === 0) return;
     flushScheduled = true;
     setImmediate(flush);
   }
@@ -221,8 +215,10 @@ export function createWriter(client: Database.Database, options: WriterOptions =
         const answered = noteError(syncFailed(error), batch.some((job) => !job.probe));
         for (const job of batch) job.reject(answered);
       }
-      if (syncing === 0) for (const resolve of synced.splice(0)) resolve();
-      scheduleFlush();
+      if (syncing === 0) {
+        for (const resolve of synced.splice(0)) resolve();
+        scheduleFlush();
+      }
     });
   }
 
