@@ -1,19 +1,12 @@
 // Pure checks of the webhook's secrets: the X-Hub-Signature-256 HMAC and the verify token, in constant time.
 import { isAscii, isUtf8, transcode } from 'node:buffer';
-import { createHash, createHmac, createSecretKey, timingSafeEqual, type KeyObject } from 'node:crypto';
+import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 
 const SIGNATURE = /^sha256=([0-9a-f]{64})$/i;
 const CHUNK = 64 * 1024;
 const HEX = Buffer.from('0123456789abcdef', 'ascii');
 
-// The app secret as a key object, made once: createHmac given the string imports it again on every callback (a µs each).
-let lastKey: { secret: string; key: KeyObject } | undefined;
-function keyOf(secret: string): KeyObject {
-  if (lastKey?.secret !== secret) lastKey = { secret, key: createSecretKey(Buffer.from(secret, 'utf8')) };
-  return lastKey.key;
-}
-
-const hmac = (body: Buffer | string, secret: string): Buffer => createHmac('sha256', keyOf(secret)).update(body).digest();
+const hmac = (body: Buffer | string, secret: string): Buffer => createHmac('sha256', secret).update(body).digest();
 
 /** `sha256=<hex>` of HMAC-SHA256(body, secret): the header value the network sends (and the sandbox). */
 export const signBody = (body: Buffer | string, secret: string): string => 'sha256=' + hmac(body, secret).toString('hex');
@@ -42,7 +35,7 @@ function utf16Units(body: Buffer): Buffer {
  */
 export function escapedFormHmac(body: Buffer, secret: string): Buffer {
   const units = utf16Units(body);
-  const mac = createHmac('sha256', keyOf(secret));
+  const mac = createHmac('sha256', secret);
   const out = Buffer.allocUnsafe(CHUNK);
   const limit = CHUNK - 6;
   let used = 0;
