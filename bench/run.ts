@@ -14,7 +14,7 @@ import type { Answer, Job, Side, Summary } from './loadgen';
 import { startLoadGenerator, type LoadGenerator } from './loadgen-client';
 import { peakRssMb, settledCpuSeconds, startServer, type Running } from './processes';
 import { runScale } from './scale';
-import { bigUser, login, seed, senders, smallUser, unpaced } from './seed';
+import { bigUser, callbacksUser, login, seed, senders, smallUser, unpaced } from './seed';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
@@ -106,13 +106,13 @@ async function main(): Promise<void> {
   loadgen = startLoadGenerator();
   try {
     if (AGAINST) ref = buildRef(ROOT, AGAINST, log);
-    log(`seeding ${MESSAGES} + 1000 messages…\n`);
-    const [big, small, ...sending] = await seed(join(dir, 'seed', 'bench.db'), [bigUser(MESSAGES, MESSAGES / 2), smallUser(), ...senders(SENDERS)],
-      ref?.migrations);
+    log(`seeding 2 × ${MESSAGES} + 1000 messages…\n`);
+    const [big, small, callbacks, ...sending] = await seed(join(dir, 'seed', 'bench.db'),
+      [bigUser(MESSAGES, MESSAGES / 2), smallUser(), callbacksUser(MESSAGES, MESSAGES / 2), ...senders(SENDERS)], ref?.migrations);
     const baseline = await startServer(join(__dirname, 'baseline-server.js'), {}, '/');
     servers.push(baseline);
     const sandbox = await startServer(join(__dirname, 'sandbox-process.js'),
-      { SANDBOX_PHONE_NUMBER_ID: big!.phoneNumberId, SANDBOX_TOKEN: big!.token, SANDBOX_ACCOUNTS: sending.map((u) => `${u.phoneNumberId}:${u.token}`).join(',') },
+      { SANDBOX_PHONE_NUMBER_ID: callbacks!.phoneNumberId, SANDBOX_TOKEN: callbacks!.token, SANDBOX_ACCOUNTS: [big!, ...sending].map((u) => `${u.phoneNumberId}:${u.token}`).join(',') },
       '/_sandbox/requests');
     servers.push(sandbox);
 
@@ -135,8 +135,8 @@ async function main(): Promise<void> {
     if (ref) builds.push(await startGateway(ref.label, ref.server, 'ref'));
     builds.push(await startGateway(`${currentLabel(ROOT)} (this tree)`, join(__dirname, '..', 'src', 'server.js'), 'current'));
 
-    const image = await uploadImage(sandbox.url, big!.phoneNumberId, big!.token);
-    await ask({ kind: 'setup', data: { phoneNumberId: big!.phoneNumberId, wamids: big!.wamids, contacts: big!.contacts, image } });
+    const image = await uploadImage(sandbox.url, callbacks!.phoneNumberId, callbacks!.token);
+    await ask({ kind: 'setup', data: { phoneNumberId: callbacks!.phoneNumberId, wamids: callbacks!.wamids, contacts: callbacks!.contacts, image } });
 
     const bare = (path: string, method: 'GET' | 'POST', body?: BodyKind): Sided =>
       ({ label: 'bare Fastify (reference)', pid: baseline.pid, side: { port: portOf(baseline), path, method }, body });

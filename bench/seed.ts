@@ -88,6 +88,12 @@ export async function seed(path: string, specs: UserSpec[], migrations?: string)
 
 export const bigUser = (messages: number, wamids = 0): UserSpec =>
   ({ email: 'big@bench.local', phoneNumberId: '100000000000001', token: 'bench-token-big', messages, contacts: 500, wamids });
+/**
+ * The user the bench's callbacks go to, seeded as the big user is: the callbacks write where a history as large lies,
+ * and the big user's listings read the same data in every round (callbacks to it would lengthen what each round lists).
+ */
+export const callbacksUser = (messages: number, wamids: number): UserSpec =>
+  ({ ...bigUser(messages, wamids), email: 'callbacks@bench.local', phoneNumberId: '100000000000003', token: 'bench-token-callbacks' });
 /** Users that only send, each with a phone number of its own: the send scenario spreads over them, since the network
  * (and so the gateway's pacing) takes at most 1,000 messages per second from one number. */
 export const senders = (count: number): UserSpec[] => Array.from({ length: count }, (_, i) => ({
