@@ -87,8 +87,8 @@ async function main(): Promise<void> {
       : webhook;
     const signWith = scenario === 'status' || scenario === 'inbound' ? APP_SECRET : undefined;
     const load = { kind: 'load' as const, side, body, signWith, ...(listing ? { connections: 1, pipelining: 1 } : { connections: 32, pipelining: 2 }) };
-    // PROFILE_INBOUND_FIRST=<s>: that long of signed inbound callbacks before, as the bench's listings come after its callback
-    // scenarios (busy conversations, new messages of realistic size, last times tied within a second).
+    // PROFILE_INBOUND_FIRST=<s>: that long of signed inbound callbacks to the big user before (busy conversations, new
+    // messages of realistic size, last times tied within a second: what big-listing then lists).
     const inboundFirst = Number(process.env.PROFILE_INBOUND_FIRST ?? 0);
     if (inboundFirst > 0) {
       await loadgen.ask({ kind: 'load', side: webhook, body: 'inbound', signWith: APP_SECRET, connections: 32, pipelining: 2, seconds: inboundFirst });

@@ -85,9 +85,28 @@ t.test('every write that changes a message leaves its stored JSON equal to rende
   t.same(JSON.parse(app.db.$client.prepare('SELECT listed_json FROM messages WHERE wamid = ?').pluck().get(patched) as string).statuses
     .map((s: { status: string }) => s.status), ['failed', 'delivered', 'sent', 'read', 'played'], 'history in time order, ties by arrival');
 
+  // The patch finds keys as text: values that spell those keys (a text, an error title, a pricing object with arrays)
+  // must not mislead it.
+  const spelled = '","status":"read","created_at":"x","error":null,"to":"1","status_updated_at":null,"statuses":[{"at":"2099-01-01"}],"origin":"api"}';
+  const tricky = outbound(app, ana.id, { to: '111', at: NOW - 12 * MIN, text: `${spelled} \\" [{ 😀` }).wamid!;
+  const oddPricing = JSON.stringify({ billable: true, tiers: [[1, 2], { origin: 'x' }], note: spelled });
+  const trickySteps: [string, Parameters<typeof repo.applyStatus>[2]][] = [
+    ['a failure whose title spells the keys', { status: 'failed', at: NOW - 11 * MIN, errorJson: JSON.stringify([{ code: 1, title: spelled }]) }],
+    ['a pricing object with arrays and the keys in it', { status: 'delivered', at: NOW - 10 * MIN, errorJson: null, pricingJson: oddPricing }],
+    ['a status named oddly', { status: 'x"],"origin":"', at: NOW - 9 * MIN, errorJson: null, pricingJson: oddPricing }],
+    ['an entry between two others after that', { status: 'sent', at: NOW - 10 * MIN - 1, errorJson: null }],
+    ['read', { status: 'read', at: NOW - 8 * MIN, errorJson: null }],
+  ];
+  for (const [step, event] of trickySteps) {
+    repo.applyStatus(ana.id, tricky, event, NOW);
+    check(step, 9);
+  }
+  t.match(JSON.parse(app.db.$client.prepare('SELECT listed_json FROM messages WHERE wamid = ?').pluck().get(tricky) as string),
+    { text: `${spelled} \\" [{ 😀`, status: 'read', pricing: { tiers: [[1, 2], { origin: 'x' }] } });
+
   const cut = repo.insertOutbound({ userId: ana.id, to: '111', type: 'text', text: 'cut', payloadJson: '{}', createdAt: NOW - 48 * MIN });
   t.equal(repo.markInterrupted(cut, JSON.stringify({ code: 'INTERRUPTED', title: 'Interrupted', details: null }), NOW - 47 * MIN), true);
-  check('an interrupted send settled as failed', 9);
+  check('an interrupted send settled as failed', 10);
 
   // Inbound media: queued unstored, then the archive's outcomes (stored, failed) render it again.
   const media = (wamid: string) => {
@@ -97,11 +116,11 @@ t.test('every write that changes a message leaves its stored JSON equal to rende
   };
   const kept = media('wamid.img.kept');
   const refused = media('wamid.img.refused');
-  check('inbound media, not stored yet', 11);
+  check('inbound media, not stored yet', 12);
   t.ok(app.mediaRepo.stored(kept, 'image/png', 10, NOW));
-  check('media stored', 11);
+  check('media stored', 12);
   t.ok(app.mediaRepo.failed(refused, 'sha256_mismatch', NOW));
-  check('media refused', 11);
+  check('media refused', 12);
   t.match(JSON.parse(app.db.$client.prepare('SELECT listed_json FROM messages WHERE id = ?').pluck().get(kept) as string).media,
     { stored: true, url: `/api/media/${kept}`, error: null });
 
@@ -110,10 +129,10 @@ t.test('every write that changes a message leaves its stored JSON equal to rende
     mediaJson: JSON.stringify({ id: 'upload-1', mime_type: 'image/png', sha256: null, filename: null, caption: 'look "here"' }) });
   const place = repo.insertOutbound({ userId: ana.id, to: '111', type: 'location', text: null, payloadJson: '{}', createdAt: NOW - 8 * MIN,
     locationJson: JSON.stringify({ latitude: 38.7, longitude: -9.1, name: 'Cafe', address: 'Rua 1' }) });
-  check('outbound media by an upload id, a reply, a location', 13);
+  check('outbound media by an upload id, a reply, a location', 14);
   repo.markAccepted(photo, 'wamid.photo', '111', NOW - 8 * MIN);
   repo.markAccepted(place, 'wamid.place', '222', NOW - 7 * MIN);
-  check('accepted under the same contact and under another one', 13);
+  check('accepted under the same contact and under another one', 14);
   t.match(JSON.parse(app.db.$client.prepare('SELECT listed_json FROM messages WHERE id = ?').pluck().get(photo) as string),
     { wamid: 'wamid.photo', status: 'accepted', media: { id: 'upload-1', caption: 'look "here"' }, reply_to: hello });
 
@@ -124,7 +143,7 @@ t.test('every write that changes a message leaves its stored JSON equal to rende
     { status: 'scheduled', sendAt: NOW + 60 * MIN, expiresAt: null, replyWindowStart: window });
   const bulk = repo.insertOutbound({ userId: ana.id, to: '333', type: 'text', text: 'news', payloadJson: '{}', createdAt: NOW - 5 * MIN },
     { status: 'queued', sendAt: NOW - 5 * MIN, expiresAt: NOW + 60 * MIN, replyWindowStart: window });
-  check('stored queued and scheduled', 15);
+  check('stored queued and scheduled', 16);
   const placed = app.db.$client.prepare('SELECT status, send_at AS sendAt, expires_at AS expiresAt, priority FROM messages WHERE id = ?');
   t.same(placed.get(later), { status: 'scheduled', sendAt: NOW + 60 * MIN, expiresAt: null, priority: 0 });
   t.same(placed.get(bulk), { status: 'queued', sendAt: NOW - 5 * MIN, expiresAt: NOW + 60 * MIN, priority: 1 });
