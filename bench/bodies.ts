@@ -19,21 +19,29 @@ const WORDS = ('Hello, thanks for getting back to me so quickly. I wanted to con
 const OPAQUE = JSON.stringify({ campaign: 'autumn-restock-2026', segment: 'returning-customers-eu', template: 'order_update_v3',
   trace: 'f'.repeat(64), tags: ['bench', 'status', 'tracking'], note: WORDS.slice(0, 420) });
 
+const STATUS_STEPS = ['sent', 'delivered', 'read'] as const;
 let n = 0;
+/** Status callbacks made so far for each server (`to`): each database sees the same sequence from its start. */
+const statusesMade = new Map<string, number>();
 
-/** The next body of `kind`, and the index it used (callbacks name a new wamid, or the next known one). */
-export function makeBody(kind: BodyKind, data: BodyData): Buffer {
-  const i = n++;
+/**
+ * The next body of `kind` (callbacks name a new wamid, or the next known one) for the server `to`: status callbacks
+ * follow a sequence of their own per server, since what one changes depends on what that server's database saw before.
+ */
+export function makeBody(kind: BodyKind, data: BodyData, to = ''): Buffer {
+  const i = kind === 'status' ? statusesMade.get(to) ?? 0 : n++;
+  if (kind === 'status') statusesMade.set(to, i + 1);
   const contact = String(15550000000 + (i % data.contacts));
   const now = Math.floor(Date.now() / 1000);
   switch (kind) {
     case 'status': {
-      // Each known wamid goes delivered, then read, as a real message does; after that the network repeats itself
-      // (the same status at the same time, which changes nothing).
+      // Each known wamid goes sent, then delivered, then read, as a real message does; after that the network repeats
+      // itself (the same status at the same time, which changes nothing).
       const pass = Math.floor(i / data.wamids.length);
-      const at = 1_700_000_000 + 2 * (i % data.wamids.length) + (pass % 2);
+      const step = pass % STATUS_STEPS.length;
+      const at = 1_700_000_000 + STATUS_STEPS.length * (i % data.wamids.length) + step;
       return Buffer.from(JSON.stringify(statusCallbackPayload(data.phoneNumberId, {
-        wamid: data.wamids[i % data.wamids.length]!, status: pass % 2 === 0 ? 'delivered' : 'read', recipient: contact,
+        wamid: data.wamids[i % data.wamids.length]!, status: STATUS_STEPS[step]!, recipient: contact,
         timestamp: at, bizOpaqueCallbackData: OPAQUE,
       })));
     }

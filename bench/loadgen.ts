@@ -21,7 +21,7 @@ function requestOf(side: Side, body: BodyKind | undefined, signWith: string | un
   return () => {
     const headers: Record<string, string> = { ...side.headers, ...side.rotate?.[turn++ % side.rotate.length] };
     if (!body) return { method: side.method, path: side.path, headers };
-    const bytes = makeBody(body, data!);
+    const bytes = makeBody(body, data!, String(side.port));
     headers['content-type'] = 'application/json';
     // The big body carries a signature of other bytes: wrong, as an attacker's would be.
     if (signWith) headers['x-hub-signature-256'] = body === 'big-unsigned' ? sign(Buffer.from('other'), signWith) : sign(bytes, signWith);

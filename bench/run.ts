@@ -108,7 +108,7 @@ async function main(): Promise<void> {
     if (AGAINST) ref = buildRef(ROOT, AGAINST, log);
     log(`seeding 2 × ${MESSAGES} + 1000 messages…\n`);
     const [big, small, callbacks, ...sending] = await seed(join(dir, 'seed', 'bench.db'),
-      [bigUser(MESSAGES, MESSAGES / 2), smallUser(), callbacksUser(MESSAGES, MESSAGES / 2), ...senders(SENDERS)], ref?.migrations);
+      [bigUser(MESSAGES, MESSAGES / 2), smallUser(), callbacksUser(MESSAGES), ...senders(SENDERS)], ref?.migrations);
     const baseline = await startServer(join(__dirname, 'baseline-server.js'), {}, '/');
     servers.push(baseline);
     const sandbox = await startServer(join(__dirname, 'sandbox-process.js'),
@@ -220,7 +220,7 @@ async function main(): Promise<void> {
     // ---- report ----------------------------------------------------------------------------------------------
     const out: string[] = [];
     out.push(`\n${ROUNDS} interleaved rounds of ${SECONDS} s per run; load generator in its own process (raw sockets, `
-      + `${CONNECTIONS} connections × ${PIPELINING} pipelined); ${MESSAGES.toLocaleString('en-US')} + 1,000 messages seeded; node ${process.version}`);
+      + `${CONNECTIONS} connections × ${PIPELINING} pipelined); 2 × ${MESSAGES.toLocaleString('en-US')} + 1,000 messages seeded; node ${process.version}`);
     out.push('Figures: median (min–max) over the rounds. ratio = gateway req/s ÷ reference req/s within the same round. '
       + 'CPU = server CPU time (user + system, all threads, from /proc/<pid>/stat) per request, the figure least moved by other load on the machine.\n');
     if (selected(throughputs).length > 0) out.push('| scenario | side | req/s | ratio | server CPU µs/request | p50 / p99 ms | errors | target | met |', '|---|---|---|---|---|---|---|---|---|');

@@ -11,7 +11,11 @@ import { createMessagesRepo } from '../src/db/messages-repo';
 import { listedMessage } from '../src/views/message-json';
 import { hashPassword } from '../src/services/passwords';
 
-export interface UserSpec { email: string; phoneNumberId: string; token: string; messages: number; contacts: number; wamids: number }
+export interface UserSpec {
+  email: string; phoneNumberId: string; token: string; messages: number; contacts: number; wamids: number;
+  /** Every message outbound (default: every other one inbound). */
+  outboundOnly?: boolean;
+}
 export interface Seeded { id: number; phoneNumberId: string; token: string; wamids: string[]; contacts: number }
 
 export const BENCH_PASSWORD = 'bench-password-123';
@@ -40,7 +44,7 @@ function seedMessages(sqlite: Database.Database, userId: number, spec: UserSpec,
     }
     for (let i = 0; i < spec.messages; i++) {
       const at = now - span + Math.floor((span * i) / spec.messages);
-      const inbound = i % 2 === 0;
+      const inbound = !spec.outboundOnly && i % 2 === 0;
       const type = types[i % types.length]!;
       const wamid = `wamid.bench${userId}.${i}`;
       if (!inbound && wamids.length < spec.wamids) wamids.push(wamid);
@@ -89,11 +93,13 @@ export async function seed(path: string, specs: UserSpec[], migrations?: string)
 export const bigUser = (messages: number, wamids = 0): UserSpec =>
   ({ email: 'big@bench.local', phoneNumberId: '100000000000001', token: 'bench-token-big', messages, contacts: 500, wamids });
 /**
- * The user the bench's callbacks go to, seeded as the big user is: the callbacks write where a history as large lies,
- * and the big user's listings read the same data in every round (callbacks to it would lengthen what each round lists).
+ * The user the bench's callbacks go to, with a history as large as the big user's: the callbacks write where as much
+ * lies, and the big user's listings read the same data in every round (callbacks to it would lengthen what each round
+ * lists). All its messages are outbound with a wamid, for status callbacks that each move one.
  */
-export const callbacksUser = (messages: number, wamids: number): UserSpec =>
-  ({ ...bigUser(messages, wamids), email: 'callbacks@bench.local', phoneNumberId: '100000000000003', token: 'bench-token-callbacks' });
+export const callbacksUser = (messages: number): UserSpec => ({
+  ...bigUser(messages, messages), email: 'callbacks@bench.local', phoneNumberId: '100000000000003', token: 'bench-token-callbacks', outboundOnly: true,
+});
 /** Users that only send, each with a phone number of its own: the send scenario spreads over them, since the network
  * (and so the gateway's pacing) takes at most 1,000 messages per second from one number. */
 export const senders = (count: number): UserSpec[] => Array.from({ length: count }, (_, i) => ({
