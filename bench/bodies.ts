@@ -23,14 +23,18 @@ const STATUS_STEPS = ['sent', 'delivered', 'read'] as const;
 let n = 0;
 /** Status callbacks made so far for each server (`to`): each database sees the same sequence from its start. */
 const statusesMade = new Map<string, number>();
+function nextStatus(to: string): number {
+  const i = statusesMade.get(to) ?? 0;
+  statusesMade.set(to, i + 1);
+  return i;
+}
 
 /**
  * The next body of `kind` (callbacks name a new wamid, or the next known one) for the server `to`: status callbacks
  * follow a sequence of their own per server, since what one changes depends on what that server's database saw before.
  */
 export function makeBody(kind: BodyKind, data: BodyData, to = ''): Buffer {
-  const i = kind === 'status' ? statusesMade.get(to) ?? 0 : n++;
-  if (kind === 'status') statusesMade.set(to, i + 1);
+  const i = kind === 'status' ? nextStatus(to) : n++;
   const contact = String(15550000000 + (i % data.contacts));
   const now = Math.floor(Date.now() / 1000);
   switch (kind) {

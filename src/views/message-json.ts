@@ -140,16 +140,22 @@ function reparsed(listed: string, current: StatusColumns, added: StoredStatus | 
     statuses.splice(later === -1 ? statuses.length : later, 0, statusEntry(added));
   }
   const json = JSON.stringify(message);
-  const pricing = message.pricing ? undefined : fields(parse(current.pricingJson));
-  if (!pricing) return json;
-  // The message's first pricing goes where a fresh render puts it: right after `origin`, found as text (cheaper than
-  // rebuilding the object in that key order). No string value can hold `,"origin":"` unescaped, and no object after it does.
-  const origin = json.lastIndexOf(ORIGIN);
-  const at = json.indexOf('"', origin + ORIGIN.length) + 1;
-  return `${json.slice(0, at)},"pricing":${JSON.stringify(pricing)}${json.slice(at)}`;
+  const pricing = message.pricing ? undefined : pricingText(current.pricingJson);
+  // Found as text (cheaper than rebuilding the object in that key order). No string value can hold `,"origin":"`
+  // unescaped, and no object after it does.
+  return pricing === undefined ? json : withPricing(json, afterOrigin(json, json.lastIndexOf(ORIGIN)), pricing);
 }
 
 const ORIGIN = ',"origin":"';
+/** Where the value of `origin` ends in `json`, its key being at `origin`. */
+const afterOrigin = (json: string, origin: number): number => json.indexOf('"', origin + ORIGIN.length) + 1;
+/** The message's first pricing where a fresh render puts it: right after `origin`'s value, which ends at `at`. */
+const withPricing = (json: string, at: number, pricing: string): string => `${json.slice(0, at)},"pricing":${pricing}${json.slice(at)}`;
+/** Stored pricing as listed (parsed and serialised again, as a fresh render shows it); undefined when there is none. */
+function pricingText(pricingJson: string | null | undefined): string | undefined {
+  const value = fields(parse(pricingJson ?? null));
+  return value ? JSON.stringify(value) : undefined;
+}
 
 /**
  * Where the array whose `[` is at `open` ends (the index of its `]`, or -1 when the text ends first), and where its last
@@ -200,12 +206,7 @@ function withStatus(listed: string, current: StatusColumns, added: StoredStatus 
     if (at === -1) return fallback();
     head = `${head.slice(0, at)}"wamid":${JSON.stringify(wamid)},${head.slice(at + unset.length)}`;
   }
-  // The pricing as listed (parsed and serialised again, as a fresh render shows it): once, when the entry and the message share it.
-  const pricingOf = (json: string | null | undefined): string | undefined => {
-    const value = fields(parse(json ?? null));
-    return value ? JSON.stringify(value) : undefined;
-  };
-  const entryPricing = added ? pricingOf(added[3]) : undefined;
+  const entry = added && statusEntry(added);
   let entries = listed.slice(open + 1, close);
   if (added) {
     if (close > open + 1) {
@@ -215,19 +216,16 @@ function withStatus(listed: string, current: StatusColumns, added: StoredStatus 
       if (at === -1 || at > close || Date.parse(listed.slice(at + AT.length, listed.indexOf('"', at + AT.length))) > added[1]) return fallback();
       entries += ',';
     }
-    // As JSON.stringify(statusEntry(added)) writes it.
-    const [entryStatus, entryAt, entryError] = added;
-    entries += `{"status":${JSON.stringify(entryStatus)},"at":"${isoUtc(entryAt)}","error":${JSON.stringify(errorInfo(parse(entryError)))}`
-      + `${entryPricing === undefined ? '' : `,"pricing":${entryPricing}`}}`;
+    entries += JSON.stringify(entry);
   }
   let rest = listed.slice(close + 1);
   if (!rest.startsWith(ORIGIN)) return fallback();
-  const originEnd = rest.indexOf('"', ORIGIN.length) + 1;
+  const originEnd = afterOrigin(rest, 0);
   if (originEnd === 0) return fallback();
-  // The message's first pricing goes where a fresh render puts it: right after `origin`.
+  // The entry's pricing, parsed once, when the message shares it.
   const pricing = rest.startsWith(',"pricing":', originEnd) ? undefined
-    : current.pricingJson === added?.[3] ? entryPricing : pricingOf(current.pricingJson);
-  if (pricing !== undefined) rest = `${rest.slice(0, originEnd)},"pricing":${pricing}${rest.slice(originEnd)}`;
+    : current.pricingJson === added?.[3] ? entry?.pricing && JSON.stringify(entry.pricing) : pricingText(current.pricingJson);
+  if (pricing !== undefined) rest = withPricing(rest, originEnd, pricing);
   const updatedAt = current.statusUpdatedAt === null ? 'null' : `"${isoUtc(current.statusUpdatedAt)}"`;
   return `${head},"status":${JSON.stringify(current.status)}${listed.slice(created + 1, error)},"error":${JSON.stringify(errorInfo(parse(current.errorJson)))}`
     + `${listed.slice(errorEnd, updated)},"status_updated_at":${updatedAt},"statuses":[${entries}]${rest}`;
