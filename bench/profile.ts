@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { buildRef, type RefBuild } from './against';
 import type { BodyKind } from './bodies';
 import { startLoadGenerator } from './loadgen-client';
-import { bigUser, login, seed, senders, smallUser, unpaced } from './seed';
+import { bigUser, callbacksUser, login, seed, senders, smallUser, unpaced } from './seed';
 import { cpuSeconds, startServer, type Running } from './processes';
 
 interface Node { id: number; callFrame: { functionName: string; url: string; lineNumber: number }; hitCount: number }
@@ -59,9 +59,11 @@ async function main(): Promise<void> {
     if (againstAt !== -1) ref = buildRef(join(__dirname, '..', '..'), args[againstAt + 1]!, (line) => process.stderr.write(line));
     const databasePath = join(dir, 'bench.db');
     // Sends spread over 4 numbers, as in `npm run bench`: one number's pace (1,000/s at most) would cap the load.
-    const [user, small, ...sending] = await seed(databasePath, [bigUser(MESSAGES, MESSAGES / 2), smallUser(), ...senders(4)], ref?.migrations);
-    const sandbox = await startServer(join(__dirname, 'sandbox-process.js'), { SANDBOX_PHONE_NUMBER_ID: user!.phoneNumberId, SANDBOX_TOKEN: user!.token,
-      SANDBOX_ACCOUNTS: sending.map((u) => `${u.phoneNumberId}:${u.token}`).join(',') }, '/_sandbox/requests');
+    // The bench's users: callbacks go to a user of their own, the big one is listed.
+    const [user, small, callbacks, ...sending] = await seed(databasePath,
+      [bigUser(MESSAGES, MESSAGES / 2), smallUser(), callbacksUser(MESSAGES), ...senders(4)], ref?.migrations);
+    const sandbox = await startServer(join(__dirname, 'sandbox-process.js'), { SANDBOX_PHONE_NUMBER_ID: callbacks!.phoneNumberId,
+      SANDBOX_TOKEN: callbacks!.token, SANDBOX_ACCOUNTS: [user!, ...sending].map((u) => `${u.phoneNumberId}:${u.token}`).join(',') }, '/_sandbox/requests');
     servers.push(sandbox);
     const gateway = await startServer(ref?.server ?? join(__dirname, '..', 'src', 'server.js'), {
       DATABASE_PATH: databasePath, LOG_LEVEL: 'warn', MESSAGING_APP_SECRET: APP_SECRET, JWT_SECRET: 'profile-jwt-secret-profile-jwt-secret-01',
@@ -69,7 +71,7 @@ async function main(): Promise<void> {
     }, '/healthz', ['--cpu-prof', `--cpu-prof-dir=${profiles}`]);
     for (const u of [user!, ...sending]) await unpaced(gateway.url, u.id);
     const senderCookies = await Promise.all(sending.map((_, i) => login(gateway.url, `sender${i + 1}@bench.local`)));
-    await loadgen.ask({ kind: 'setup', data: { phoneNumberId: user!.phoneNumberId, wamids: user!.wamids, contacts: user!.contacts,
+    await loadgen.ask({ kind: 'setup', data: { phoneNumberId: callbacks!.phoneNumberId, wamids: callbacks!.wamids, contacts: callbacks!.contacts,
       image: { id: 'none', sha256: createHash('sha256').digest('base64') } } });
     const port = Number(new URL(gateway.url).port);
     // healthz: what every request costs (hooks, headers, logging) with no work of its own.
@@ -87,8 +89,8 @@ async function main(): Promise<void> {
       : webhook;
     const signWith = scenario === 'status' || scenario === 'inbound' ? APP_SECRET : undefined;
     const load = { kind: 'load' as const, side, body, signWith, ...(listing ? { connections: 1, pipelining: 1 } : { connections: 32, pipelining: 2 }) };
-    // PROFILE_INBOUND_FIRST=<s>: that long of signed inbound callbacks to the big user before (busy conversations, new
-    // messages of realistic size, last times tied within a second: what big-listing then lists).
+    // PROFILE_INBOUND_FIRST=<s>: that long of signed inbound callbacks to the callbacks' user before (a database and WAL
+    // grown as in the bench's later rounds, where the inbound scenario runs between the status ones).
     const inboundFirst = Number(process.env.PROFILE_INBOUND_FIRST ?? 0);
     if (inboundFirst > 0) {
       await loadgen.ask({ kind: 'load', side: webhook, body: 'inbound', signWith: APP_SECRET, connections: 32, pipelining: 2, seconds: inboundFirst });

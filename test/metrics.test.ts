@@ -103,6 +103,25 @@ t.test('callbacks: received, processed, failed, dead, and the backlog by state',
   t.same(Object.values(await values(app, series)), [3, 2, 4, 1, 0, 0, 1], 'four failed runs, then dead');
 });
 
+t.test('callbacks sharing a write with one that fails: each stored with its own outcome and counted once', async (t) => {
+  const { app, user } = await sendingApp(t, { config: { metricsToken: METRICS_TOKEN, messagingAppSecret: SECRET } });
+  const phone = user.messagingPhoneNumberId!;
+  const series = ['gateway_webhook_events_total{state="processed"}', 'gateway_webhook_events_total{state="failed"}'];
+  app.db.$client.exec(`CREATE TEMP TRIGGER boom BEFORE INSERT ON main.messages WHEN NEW.wamid = 'wamid.boom'
+    BEGIN SELECT RAISE(ABORT, 'injected failure'); END`);
+  const before = app.writer.stats();
+  // Delivered together, they share one write: the first run of it hits the failing message and runs again, isolated.
+  const answers = await Promise.all(['wamid.ok1', 'wamid.boom', 'wamid.ok2'].map((wamid, i) =>
+    deliver(app, envelope(phone, { messages: [textItem(wamid, TO, 1767225600 + i, `text ${i}`)] }), SECRET)));
+  t.same(answers.map((a) => a.statusCode), [200, 200, 200]);
+  t.same(app.writer.stats(), { batches: before.batches + 1, writes: before.writes + 3 }, 'one write held all three');
+  const events = app.db.$client.prepare('SELECT state, error FROM webhook_events ORDER BY id').all() as { state: string; error: string | null }[];
+  t.same(events.map((e) => e.state), ['processed', 'failed', 'processed']);
+  t.match(events[1]!.error, /injected failure/);
+  t.same(app.db.$client.prepare("SELECT wamid FROM messages WHERE direction = 'inbound' ORDER BY wamid").pluck().all(), ['wamid.ok1', 'wamid.ok2']);
+  t.same(Object.values(await values(app, series)), [2, 1], 'each callback counted once, though the write ran twice');
+});
+
 t.test('database and WAL sizes are read at each scrape', async (t) => {
   const { app, sendText } = await sendingApp(t, { config: { metricsToken: METRICS_TOKEN } });
   const before = await values(app, ['gateway_database_bytes{file="database"}', 'gateway_database_bytes{file="wal"}']);

@@ -64,6 +64,40 @@ t.test('a body that throws is rolled back alone; the rest of its batch commits',
   t.same(writer.stats(), { batches: 1, writes: 3 });
 });
 
+t.test('rerunnable bodies at a batch\'s head run without savepoints; when one throws, the batch runs again with one per body', async (t) => {
+  const { db, reader, insert } = open(t);
+  const writer = createWriter(db);
+  const runs: string[] = [];
+  const rerunnable = (name: string, body: () => void = () => insert.run(name)) => writer.writeRerunnable((isolated) => {
+    runs.push(`${name}:${isolated ? 'isolated' : 'unisolated'}`);
+    body();
+    return name;
+  });
+  // All succeed: one run each, none isolated.
+  t.same(await Promise.all([rerunnable('a'), rerunnable('b')]), ['a', 'b']);
+  t.same(runs.splice(0), ['a:unisolated', 'b:unisolated']);
+
+  // The second throws (after writing 'd': the whole first run is rolled back, not only its half), a plain write follows.
+  let plainRuns = 0;
+  const results = await Promise.allSettled([
+    rerunnable('c'),
+    rerunnable('d', () => { insert.run('d'); insert.run('a'); }),
+    rerunnable('e'),
+    writer.write(() => { plainRuns += 1; insert.run('plain'); }),
+  ]);
+  t.same(results.map((r) => r.status), ['fulfilled', 'rejected', 'fulfilled', 'fulfilled']);
+  t.match((results[1] as PromiseRejectedResult).reason, { code: 'SQLITE_CONSTRAINT_UNIQUE' });
+  t.same(runs.splice(0), ['c:unisolated', 'd:unisolated', 'c:isolated', 'd:isolated', 'e:isolated'],
+    'the batch stopped at the body that threw, then each ran in a savepoint of its own');
+  t.equal(plainRuns, 1, 'a plain write after the rerunnable ones ran once: the first run never reached it');
+  t.same(reader.prepare('SELECT name FROM items ORDER BY name').pluck().all(), ['a', 'b', 'c', 'e', 'plain']);
+  t.same(writer.stats(), { batches: 2, writes: 6 });
+
+  // A plain write at the head: the rerunnable ones behind it are isolated at once (a plain body never runs twice).
+  await Promise.all([writer.write(() => insert.run('f')), rerunnable('g')]);
+  t.same(runs.splice(0), ['g:isolated']);
+});
+
 t.test('writes after a batch form the next one; writeNow commits at once', async (t) => {
   const { db, reader, insert } = open(t);
   const writer = createWriter(db);

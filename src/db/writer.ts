@@ -10,7 +10,11 @@ import { closeSync, fdatasync, openSync } from 'node:fs';
 import Database from 'better-sqlite3';
 import { asStorageError, storageFaultReason } from '../errors';
 
-interface Job { body: () => unknown; resolve: (value: unknown) => void; reject: (error: unknown) => void; probe?: boolean }
+interface Job {
+  body: (isolated: boolean) => unknown; resolve: (value: unknown) => void; reject: (error: unknown) => void; probe?: boolean;
+  /** Written by `writeRerunnable`: may run first without a savepoint of its own, and then again. */
+  rerunnable?: boolean;
+}
 type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
 
 /** Whether the last write reached the disk; when not, why (e.g. "the disk is full") and since when. */
@@ -30,6 +34,14 @@ export interface Writer {
    * A storage fault rejects with the AppError 503 STORAGE_UNAVAILABLE (the one place such errors are mapped).
    */
   write<T>(body: () => T): Promise<T>;
+  /**
+   * As `write`, for a body that may run twice (the webhook's callbacks: the busiest writes). The rerunnable bodies at the
+   * head of a batch run first one after another without savepoints (`isolated` false), which saves each its savepoint
+   * and SQLite's copies of the pages it changes (some 10 µs a callback); such a run must let every error out rather than
+   * catch it and go on. When one throws, the transaction is rolled back and the batch runs again, each body in its
+   * own savepoint (`isolated` true), as `write` runs it. Side effects outside the database belong after the promise.
+   */
+  writeRerunnable<T>(body: (isolated: boolean) => T): Promise<T>;
   /** Runs `body` at once in a transaction of its own (start-up, shell commands): no batching. */
   writeNow<T>(body: () => T): T;
   /** Batches committed so far, and the bodies they held (for metrics and tests). */
@@ -84,6 +96,9 @@ function walSync(client: Database.Database): { sync(done: (error: unknown) => vo
 const syncFailed = (error: unknown): Error =>
   new Database.SqliteError(`the -wal file could not be synced to disk: ${(error as Error).message}`, 'SQLITE_IOERR_FSYNC');
 
+/** A body of the optimistic run threw: the batch runs again, each body isolated. */
+class RunIsolated extends Error {}
+
 class TransactionLost extends Error {
   constructor(readonly error: unknown) {
     super('the transaction was rolled back under a write body');
@@ -136,18 +151,43 @@ export function createWriter(client: Database.Database, options: WriterOptions =
     return asStorageError(error) ?? error;
   }
 
+  /** Each body in its own savepoint: one that throws is rolled back alone. */
+  function isolated(job: Job): Outcome {
+    try {
+      return { ok: true, value: atomic(() => job.body(true)) };
+    } catch (error) {
+      // A disk or I/O fault can roll back the whole transaction under us: then the batch as a whole failed.
+      if (!client.inTransaction) throw new TransactionLost(error);
+      return { ok: false, error };
+    }
+  }
+
+  /** The rerunnable bodies at the batch's head without savepoints, the rest isolated; RunIsolated when one of the first threw. */
+  function optimistic(batch: Job[]): Outcome[] {
+    const outcomes: Outcome[] = [];
+    let i = 0;
+    for (; i < batch.length && batch[i]!.rerunnable; i++) {
+      try {
+        outcomes.push({ ok: true, value: batch[i]!.body(false) });
+      } catch {
+        throw new RunIsolated();
+      }
+    }
+    for (; i < batch.length; i++) outcomes.push(isolated(batch[i]!));
+    return outcomes;
+  }
+
   function runBatch(batch: Job[]): Outcome[] {
     deferSync?.run();
     try {
-      return atomic.immediate(() => batch.map((job): Outcome => {
+      if (batch[0]?.rerunnable) {
         try {
-          return { ok: true, value: atomic(job.body) };
+          return atomic.immediate(() => optimistic(batch)) as Outcome[];
         } catch (error) {
-          // A disk or I/O fault can roll back the whole transaction under us: then the batch as a whole failed.
-          if (!client.inTransaction) throw new TransactionLost(error);
-          return { ok: false, error };
+          if (!(error instanceof RunIsolated)) throw error;
         }
-      })) as Outcome[];
+      }
+      return atomic.immediate(() => batch.map(isolated)) as Outcome[];
     } finally {
       restoreSync?.run();
     }
@@ -235,16 +275,17 @@ export function createWriter(client: Database.Database, options: WriterOptions =
     });
   }
 
-  function write<T>(body: () => T, probe = false): Promise<T> {
+  function write<T>(body: (isolated: boolean) => T, probe = false, rerunnable = false): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       // setImmediate runs after the I/O callbacks of this loop turn: every request that arrived with this one joins the batch.
-      queue.push({ body, resolve: resolve as (value: unknown) => void, reject, probe });
+      queue.push({ body, resolve: resolve as (value: unknown) => void, reject, probe, rerunnable });
       scheduleFlush();
     });
   }
 
   return {
     write: (body) => write(body),
+    writeRerunnable: (body) => write(body, false, true),
     writeNow<T>(body: () => T): T {
       try {
         const value = atomic.immediate(body) as T;

@@ -41,7 +41,7 @@ export function createInbox(deps: InboxDeps) {
     try {
       return ingest(event.payload, event.receivedAt, ingestDeps);
     } catch (error) {
-      if (storageFaultReason(error) !== undefined) throw error;
+      if (storageFaultReason(error) !== undefined || ingestDeps.atomic === null) throw error;
       const result: IngestResult = { failed: true, notes: [], moreNotes: 0 };
       addNote(result, `event: ${message(error)}`);
       return result;
@@ -69,13 +69,15 @@ export function createInbox(deps: InboxDeps) {
 
   // The callbacks of one writer batch run one after another in the same turn: they share one cache of users by phone
   // number id (one lookup per batch, as before), dropped once the turn ends so that a changed user is seen next time.
-  let batchDeps: IngestDeps | undefined;
-  function ingestDepsOfTurn(): IngestDeps {
+  // `unisolated`: the same, for the writer's first run of a batch, without a savepoint per item.
+  let batchDeps: { isolated: IngestDeps; unisolated: IngestDeps } | undefined;
+  function ingestDepsOfTurn(isolated: boolean): IngestDeps {
     if (!batchDeps) {
-      batchDeps = ingestDepsNow();
+      const isolatedDeps = ingestDepsNow();
+      batchDeps = { isolated: isolatedDeps, unisolated: { ...isolatedDeps, atomic: null } };
       queueMicrotask(() => { batchDeps = undefined; });
     }
-    return batchDeps;
+    return isolated ? batchDeps.isolated : batchDeps.unisolated;
   }
 
   function logNotes(id: number, result: IngestResult): void {
@@ -122,20 +124,22 @@ export function createInbox(deps: InboxDeps) {
 
   return {
     /**
-     * Resolves with the event id once the callback is processed and durably stored with that outcome, in one write of
-     * its own savepoint: when the row cannot be stored, nothing the processing did is kept either (the network retries).
+     * Resolves with the event id once the callback is processed and durably stored with that outcome, in one write:
+     * when the row cannot be stored, nothing the processing did is kept either (the network retries). The write may run
+     * twice (see `writeRerunnable`): what it tells the metrics and the log comes once it is stored.
      */
-    accept(rawBody: string, payload: unknown): Promise<number> {
+    async accept(rawBody: string, payload: unknown): Promise<number> {
       const receivedAt = deps.now().getTime();
-      return deps.writer.write(() => {
-        const result = ingestOne({ receivedAt, payload }, ingestDepsOfTurn());
+      const { id, result } = await deps.writer.writeRerunnable((isolated) => {
+        const result = ingestOne({ receivedAt, payload }, ingestDepsOfTurn(isolated));
         const id = deps.events.insertProcessed({
           receivedAt, rawBody, failed: result.failed, error: notesRecord(result), at: deps.now().getTime(), userId: result.userId,
         });
-        deps.settled?.(result.failed ? 'failed' : 'processed');
-        logNotes(id, result);
-        return id;
+        return { id, result };
       });
+      deps.settled?.(result.failed ? 'failed' : 'processed');
+      logNotes(id, result);
+      return id;
     },
 
     /**
