@@ -2,6 +2,7 @@
 // what an authenticated caller receives.
 import { connect } from 'node:net';
 import t from 'tap';
+import { signBody } from '../src/webhooks/signature';
 import { bearer, buildTestApp, createAdmin, createUser, PASSWORD } from './helper';
 
 type Headers = Record<string, string | string[] | number | undefined>;
@@ -18,7 +19,7 @@ function directives(headers: Headers): Record<string, string[]> {
 const API_CSP = { 'default-src': ["'none'"], 'base-uri': ["'none'"], 'form-action': ["'none'"], 'frame-ancestors': ["'none'"] };
 
 async function setup(t: { teardown(fn: () => unknown): void }) {
-  const built = await buildTestApp(t, { messagingVerifyToken: 'verify-me' });
+  const built = await buildTestApp(t, { messagingVerifyToken: 'verify-me', messagingAppSecret: 'headers-app-secret' });
   const admin = await createAdmin(built.app);
   return { ...built, admin, auth: bearer(built.app, admin) };
 }
@@ -46,6 +47,32 @@ t.test('every answer refuses framing and sniffing; JSON and text answers get the
   t.equal(handshake.body, 'c-42', 'the handshake still answers its challenge as it is');
   const health = await app.inject({ url: '/healthz' });
   for (const name of ['referrer-policy', 'cross-origin-opener-policy', 'strict-transport-security']) t.ok(health.headers[name], name);
+});
+
+t.test("the network's callbacks are answered with the baseline headers only; every other answer keeps helmet's whole set", async (t) => {
+  const { app, config } = await setup(t);
+  const secret = config.messagingAppSecret!;
+  const raw = JSON.stringify({ object: 'whatsapp_business_account', entry: [] });
+  const signed = { 'content-type': 'application/json', 'x-hub-signature-256': signBody(raw, secret) };
+  const answers: [string, Awaited<ReturnType<typeof app.inject>>, number][] = [
+    ['callback', await app.inject({ method: 'POST', url: '/api/messaging/webhook', headers: signed, payload: raw }), 200],
+    ['callback with a wrong signature', await app.inject({ method: 'POST', url: '/api/messaging/webhook',
+      headers: { ...signed, 'x-hub-signature-256': signBody(raw, 'another secret') }, payload: raw }), 401],
+    ['handshake', await app.inject({ url: '/api/messaging/webhook?hub.mode=subscribe&hub.verify_token=verify-me&hub.challenge=c-7' }), 200],
+  ];
+  for (const [name, res, status] of answers) {
+    t.equal(res.statusCode, status, name);
+    t.same(directives(res.headers), API_CSP, `${name}: CSP`);
+    t.equal(res.headers['x-frame-options'], 'DENY', name);
+    t.equal(res.headers['x-content-type-options'], 'nosniff', name);
+    t.ok(res.headers['x-request-id'], `${name}: request id`);
+    for (const header of ['strict-transport-security', 'referrer-policy', 'cross-origin-opener-policy']) t.notOk(res.headers[header], `${name}: no ${header}`);
+  }
+  // Every other route keeps the whole set.
+  for (const url of ['/healthz', '/api/nothing-here']) {
+    const res = await app.inject({ url });
+    for (const header of ['strict-transport-security', 'referrer-policy', 'cross-origin-opener-policy']) t.ok(res.headers[header], `${url}: ${header}`);
+  }
 });
 
 t.test('the Swagger UI gets a CSP it works under: its own files only, no inline script (inline styles only), no framing', async (t) => {

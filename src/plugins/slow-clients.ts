@@ -46,14 +46,16 @@ export default fp(async function slowClients(app: FastifyInstance, options: { bu
     const { headers, method } = request;
     const noBody = headers['transfer-encoding'] === undefined && (headers['content-length'] ?? '0') === '0';
     if (method === 'GET' || method === 'HEAD' || noBody) return payload;
+    // Fastify builds routeOptions afresh at each read: once per request.
+    const route = request.routeOptions;
     // A route that streams its body on (config.streamsBody: media uploads) holds no more than a chunk: nothing to count,
     // and a second reader of the raw request here would stall it.
-    if (request.routeOptions.config?.streamsBody) return payload;
+    if (route.config?.streamsBody) return payload;
     // A small body with a declared length (callbacks, sends: nearly every request) is counted whole when its headers
     // arrive: a counting stream per request cost more CPU than the rest of this hook. A length over the route's limit is
     // left to Fastify's 413.
     const declared = headers['transfer-encoding'] === undefined ? Number(headers['content-length']) : Number.NaN;
-    if (declared <= COUNTED_WHOLE_BYTES && declared <= request.routeOptions.bodyLimit) {
+    if (declared <= COUNTED_WHOLE_BYTES && declared <= route.bodyLimit) {
       if (held + declared > budget) {
         request.log.warn({ held, budget }, 'request-body budget exhausted: answering 503');
         throw busy();
