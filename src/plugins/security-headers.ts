@@ -47,8 +47,9 @@ export function helmetHeaders(directives: Directives): Record<string, string> {
 }
 
 /**
- * An onRequest hook setting helmet's headers, computed once: running helmet's middleware on every request (let
- * alone rebuilding it, as @fastify/helmet does) cost several per cent of the CPU of a small request.
+ * An onRequest hook setting helmet's headers, computed once (the baseline only on routes the network calls): running
+ * helmet's middleware on every request (let alone rebuilding it, as @fastify/helmet does) cost several per cent of the
+ * CPU of a small request.
  */
 export function helmetHook(directives: Directives): onRequestHookHandler {
   const headers = helmetHeaders(directives);
@@ -66,7 +67,10 @@ export function cspHeader(directives: Directives): string {
     .join('; ');
 }
 
-/** For the few answers written outside Fastify's hooks (unroutable URLs, requests Node cannot parse or that time out). */
+/**
+ * What every answer carries: the whole of it on the routes only the network calls (`calledByNetwork`), and on the few
+ * answers written outside Fastify's hooks (unroutable URLs, requests Node cannot parse or that time out).
+ */
 export const BASELINE_HEADERS: Readonly<Record<string, string>> = {
   'content-security-policy': cspHeader(API_DIRECTIVES), 'x-content-type-options': 'nosniff', 'x-frame-options': 'DENY',
 };

@@ -50,8 +50,8 @@ const webhook: FastifyPluginAsyncTypebox = async (app) => {
     if (query['hub.mode'] !== 'subscribe' || !tokenMatches) {
       throw new AppError(403, 'VERIFICATION_FAILED', 'Wrong hub.mode or hub.verify_token, or no verify token is configured');
     }
-    // The challenge is the caller's text: never let a browser sniff it into HTML.
-    return reply.type('text/plain; charset=utf-8').header('x-content-type-options', 'nosniff').send(query['hub.challenge']);
+    // The challenge is the caller's text: plain text, never sniffed into HTML (the route's baseline headers say nosniff).
+    return reply.type('text/plain; charset=utf-8').send(query['hub.challenge']);
   });
 
   app.post(WEBHOOK_PATH, {
