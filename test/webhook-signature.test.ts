@@ -65,6 +65,22 @@ t.test('the one-pass escaped form matches the per-character one for 2-, 3- and 4
   t.equal('sha256=' + escapedFormHmac(Buffer.from('😀'), SECRET).toString('hex'), sign('\\ud83d\\ude00', SECRET), 'an emoji is a surrogate pair');
 });
 
+t.test('random text of every UTF-8 length, across the chunk boundaries, escapes as the per-character way does', async (t) => {
+  let seed = 11;
+  const next = (n: number) => (seed = (seed * 1103515245 + 12345) & 0x7fffffff) % n;
+  // ASCII, 2-byte, 3-byte (surrogates skipped: not text) and 4-byte code points, the last up to U+10FFFF.
+  const ranges: [number, number][] = [[0x20, 0x7f], [0x80, 0x800], [0x800, 0xd800], [0xe000, 0x10000], [0x10000, 0x110000]];
+  for (let round = 0; round < 20; round++) {
+    const points = Array.from({ length: 5_000 + next(30_000) }, () => {
+      const [from, to] = ranges[next(ranges.length)]!;
+      return from + next(to - from);
+    });
+    const body = Buffer.from(String.fromCodePoint(...points));
+    if ('sha256=' + escapedFormHmac(body, SECRET).toString('hex') !== bySlowPath(body)) t.fail(`differs in round ${round}`);
+  }
+  t.pass('20 random texts of 5,000 to 35,000 characters');
+});
+
 t.test('invalid UTF-8 is escaped as the U+FFFD that the webhook\'s decoding (and so JSON.parse) sees', async (t) => {
   const invalid = [
     [0x80], [0xbf], [0xc0, 0x80], [0xc1, 0xbf], [0xc2], [0xc2, 0x41], [0xe0, 0x80, 0x80], [0xe0, 0xa0], [0xed, 0xa0, 0x80],
