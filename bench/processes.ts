@@ -48,7 +48,20 @@ const TICKS_PER_SECOND = 100; // USER_HZ on Linux (`getconf CLK_TCK`)
 
 /** CPU seconds (user + system, all threads) a process has used so far, from /proc/<pid>/stat (Linux). */
 export function cpuSeconds(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  return statCpuSeconds(`/proc/${pid}/stat`);
+}
+
+/**
+ * CPU seconds of the process's main thread alone, its event loop (its task id is the process id): what caps the
+ * requests a Node server answers per second, when the work of its other threads (disk syncs, checkpoints, the
+ * listings) runs on another core.
+ */
+export function loopCpuSeconds(pid: number): number {
+  return statCpuSeconds(`/proc/${pid}/task/${pid}/stat`);
+}
+
+function statCpuSeconds(path: string): number {
+  const stat = readFileSync(path, 'utf8');
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   return (Number(fields[11]) + Number(fields[12])) / TICKS_PER_SECOND;
 }
