@@ -13,7 +13,7 @@ export const signBody = (body: Buffer | string, secret: string): string => 'sha2
 
 /**
  * Four lowercase hex digits of each UTF-16 unit, as the bytes of one little-endian 32-bit word (256 KiB, built at the
- * first non-ASCII body): one table read and one store per escaped character instead of four of each.
+ * first non-ASCII body): one table read and two stores per escaped character instead of four reads and six stores.
  */
 let hexWords: Uint32Array | undefined;
 function hexWordsTable(): Uint32Array {
@@ -57,12 +57,13 @@ export function escapedFormHmac(body: Buffer, secret: string): Buffer {
       used = 0;
     }
     const b = bytes[i]!;
-    let unit: number;
     if (b < 0x80) {
       out[used++] = b;
       i += 1;
       continue;
-    } else if (b < 0xe0) {
+    }
+    let unit: number;
+    if (b < 0xe0) {
       unit = ((b & 0x1f) << 6) | (bytes[i + 1]! & 0x3f);
       i += 2;
     } else if (b < 0xf0) {
