@@ -45,11 +45,11 @@ t.test('every answer refuses framing and sniffing; JSON and text answers get the
   }
   const handshake = await app.inject({ url: '/api/messaging/webhook?hub.mode=subscribe&hub.verify_token=verify-me&hub.challenge=c-42' });
   t.equal(handshake.body, 'c-42', 'the handshake still answers its challenge as it is');
-  const health = await app.inject({ url: '/healthz' });
-  for (const name of ['referrer-policy', 'cross-origin-opener-policy', 'strict-transport-security']) t.ok(health.headers[name], name);
+  const notFound = await app.inject({ url: '/api/nothing-here' });
+  for (const name of ['referrer-policy', 'cross-origin-opener-policy', 'strict-transport-security']) t.ok(notFound.headers[name], name);
 });
 
-t.test("the network's callbacks are answered with the baseline headers only; every other answer keeps helmet's whole set", async (t) => {
+t.test("the network's callbacks and the health probes are answered with the baseline headers only; every other answer keeps helmet's whole set", async (t) => {
   const { app, config } = await setup(t);
   const secret = config.messagingAppSecret!;
   const raw = JSON.stringify({ object: 'whatsapp_business_account', entry: [] });
@@ -59,6 +59,8 @@ t.test("the network's callbacks are answered with the baseline headers only; eve
     ['callback with a wrong signature', await app.inject({ method: 'POST', url: '/api/messaging/webhook',
       headers: { ...signed, 'x-hub-signature-256': signBody(raw, 'another secret') }, payload: raw }), 401],
     ['handshake', await app.inject({ url: '/api/messaging/webhook?hub.mode=subscribe&hub.verify_token=verify-me&hub.challenge=c-7' }), 200],
+    ['liveness probe', await app.inject({ url: '/healthz' }), 200],
+    ['readiness probe', await app.inject({ url: '/readyz' }), 200],
   ];
   for (const [name, res, status] of answers) {
     t.equal(res.statusCode, status, name);
@@ -69,7 +71,7 @@ t.test("the network's callbacks are answered with the baseline headers only; eve
     for (const header of ['strict-transport-security', 'referrer-policy', 'cross-origin-opener-policy']) t.notOk(res.headers[header], `${name}: no ${header}`);
   }
   // Every other route keeps the whole set.
-  for (const url of ['/healthz', '/api/nothing-here']) {
+  for (const url of ['/api/nothing-here', '/docs/json', '/admin/login']) {
     const res = await app.inject({ url });
     for (const header of ['strict-transport-security', 'referrer-policy', 'cross-origin-opener-policy']) t.ok(res.headers[header], `${url}: ${header}`);
   }

@@ -6,11 +6,11 @@ import fp from 'fastify-plugin';
 declare module 'fastify' {
   interface FastifyContextConfig {
     /**
-     * Only the messaging network's servers call the route (the webhook), never a browser: its answers carry the
+     * Only servers call the route (the network's webhook, health probes), never a browser: its answers carry the
      * baseline headers (CSP, no framing, no sniffing) rather than helmet's whole set, which guards what a browser does
-     * with a page and is header work (set, checked, written) on the busiest route.
+     * with a page and is header work (set, checked, written) on the busiest routes.
      */
-    calledByNetwork?: boolean;
+    calledByMachines?: boolean;
   }
 }
 
@@ -54,7 +54,7 @@ export function helmetHeaders(directives: Directives): Record<string, string> {
 export function helmetHook(directives: Directives): onRequestHookHandler {
   const headers = helmetHeaders(directives);
   return (request, reply, done) => {
-    reply.headers(request.routeOptions.config?.calledByNetwork ? BASELINE_HEADERS : headers);
+    reply.headers(request.routeOptions.config?.calledByMachines ? BASELINE_HEADERS : headers);
     done();
   };
 }
@@ -68,7 +68,7 @@ export function cspHeader(directives: Directives): string {
 }
 
 /**
- * What every answer carries: the whole of it on the routes only the network calls (`calledByNetwork`), and on the few
+ * What every answer carries: the whole of it on the routes only servers call (`calledByMachines`), and on the few
  * answers written outside Fastify's hooks (unroutable URLs, requests Node cannot parse or that time out).
  */
 export const BASELINE_HEADERS: Readonly<Record<string, string>> = {

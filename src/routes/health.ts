@@ -11,11 +11,14 @@ const MIB = 1024 * 1024;
 const Status = Type.Object({ status: Type.String() });
 
 const health: FastifyPluginAsyncTypebox = async (app) => {
+  // Probes (load balancers, orchestrators, uptime monitors) call these, not browsers: the baseline headers only.
   app.get('/healthz', {
+    config: { calledByMachines: true },
     schema: { tags: ['health'], operationId: 'getLiveness', summary: 'Liveness: 200 while the process runs', security: [], response: { 200: Status } },
   }, async () => ({ status: 'ok' }));
 
   app.get('/readyz', {
+    config: { calledByMachines: true },
     schema: { tags: ['health'], operationId: 'getReadiness', summary: 'Readiness: 200 when storage takes writes, 503 with the reason otherwise',
     description: '503 `DATABASE_UNAVAILABLE`; `STORAGE_UNAVAILABLE` while writes fail (with the cause; after a callback or send failed for storage '
       + 'reasons, until such a write succeeds again); `STORAGE_LOW` while the free space of the database\'s filesystem is below STORAGE_MIN_FREE_MB.', security: [], response: { 200: Status, ...errors(503) } },

@@ -32,7 +32,7 @@ const webhook: FastifyPluginAsyncTypebox = async (app) => {
   app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (_request, body, done) => done(null, body));
 
   app.get(WEBHOOK_PATH, {
-    config: { calledByNetwork: true },
+    config: { calledByMachines: true },
     schema: {
       tags: ['webhook'], operationId: 'verifyWebhook', summary: 'Verification handshake of the messaging network',
       description: 'Answers `hub.challenge` as text/plain when `hub.mode` is `subscribe` and `hub.verify_token` matches the configured '
@@ -57,7 +57,7 @@ const webhook: FastifyPluginAsyncTypebox = async (app) => {
   app.post(WEBHOOK_PATH, {
     bodyLimit: BODY_LIMIT,
     // The body and signature header are documented, not validated by Fastify: the signature is checked over the raw bytes first.
-    config: { calledByNetwork: true, swaggerTransform: ({ schema, url }) => ({ schema: { ...schema, body: { ...WebhookCallback, examples: [CALLBACK_EXAMPLE] }, headers: SignatureHeaders }, url }) },
+    config: { calledByMachines: true, swaggerTransform: ({ schema, url }) => ({ schema: { ...schema, body: { ...WebhookCallback, examples: [CALLBACK_EXAMPLE] }, headers: SignatureHeaders }, url }) },
     schema: {
       tags: ['webhook'], operationId: 'receiveWebhook', summary: 'Callback of the messaging network (messages, statuses)',
       description: 'Signed with X-Hub-Signature-256 over the raw body (401 `INVALID_SIGNATURE` when missing or wrong). Processed and '
