@@ -114,7 +114,7 @@ t.test('callbacks sharing a write with one that fails: each stored with its own 
   const answers = await Promise.all(['wamid.ok1', 'wamid.boom', 'wamid.ok2'].map((wamid, i) =>
     deliver(app, envelope(phone, { messages: [textItem(wamid, TO, 1767225600 + i, `text ${i}`)] }), SECRET)));
   t.same(answers.map((a) => a.statusCode), [200, 200, 200]);
-  t.same(app.writer.stats(), { batches: before.batches + 1, writes: before.writes + 3 }, 'one write held all three');
+  t.match(app.writer.stats(), { batches: before.batches + 1, writes: before.writes + 3 }, 'one write held all three');
   const events = app.db.$client.prepare('SELECT state, error FROM webhook_events ORDER BY id').all() as { state: string; error: string | null }[];
   t.same(events.map((e) => e.state), ['processed', 'failed', 'processed']);
   t.match(events[1]!.error, /injected failure/);
