@@ -2,7 +2,7 @@
 // (group commit). A batch commits with synchronous=NORMAL (SQLite writes its WAL frames to the file but does not wait
 // for the disk), then the writer fdatasyncs the -wal file itself, and only then are the batch's callers answered: what
 // is answered is on disk exactly as with FULL. A slow disk is synced on libuv's thread pool, so that requests are
-// served while it works; a fast one in place (see `inPlace` below).
+// served while it works; a fast one in place (see SYNC_IN_PLACE_MS).
 // It also knows whether storage takes writes: a storage fault (disk full, I/O error, read-only file …) is rejected as
 // 503 STORAGE_UNAVAILABLE and remembered until a write of the gateway's own traffic commits again (a readiness probe
 // that fits where that write did not proves nothing).
@@ -76,7 +76,7 @@ export const MAX_BATCH = 100;
  * Syncs whose recent times stay under this many milliseconds run in place. Handing a sync to the thread pool frees the
  * event loop while the disk works, but the hand-off, the thread's wake-up and the answer's cost time too, and the next
  * batch waits for the answer: a disk that syncs in a fraction of a millisecond (an SSD that acknowledges from a
- * protected cache, most virtual machines' disks) is synced sooner and cheaper in place (the bench: 10-15 % more status
+ * protected cache, most virtual machines' disks) is synced sooner and cheaper in place (the bench: 8-22 % more status
  * callbacks a second, at 0.2 ms a sync). A disk slower than this is synced on the thread pool.
  */
 export const SYNC_IN_PLACE_MS = 0.5;
