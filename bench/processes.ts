@@ -2,6 +2,17 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
+import { join } from 'node:path';
+
+/**
+ * The node flags a build's `npm start` runs its gateway with (those between `node` and the server in its package.json's
+ * start script, such as a heap limit), from the path of its `dist/src/server.js`: the bench runs each build as its
+ * operators do.
+ */
+export function gatewayNodeFlags(server: string): string[] {
+  const start = (JSON.parse(readFileSync(join(server, '..', '..', '..', 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts.start ?? '';
+  return /\bnode((?: --[\w-]+(?:=\S+)?)*) dist\/src\/server\.js/.exec(start)?.[1]?.trim().split(' ').filter(Boolean) ?? [];
+}
 
 export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {

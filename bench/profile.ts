@@ -10,7 +10,7 @@ import { buildRef, type RefBuild } from './against';
 import type { BodyKind } from './bodies';
 import { startLoadGenerator } from './loadgen-client';
 import { bigUser, callbacksUser, login, seed, senders, smallUser, unpaced } from './seed';
-import { cpuSeconds, startServer, type Running } from './processes';
+import { cpuSeconds, gatewayNodeFlags, startServer, type Running } from './processes';
 
 interface Node { id: number; callFrame: { functionName: string; url: string; lineNumber: number }; hitCount: number }
 
@@ -65,10 +65,11 @@ async function main(): Promise<void> {
     const sandbox = await startServer(join(__dirname, 'sandbox-process.js'), { SANDBOX_PHONE_NUMBER_ID: callbacks!.phoneNumberId,
       SANDBOX_TOKEN: callbacks!.token, SANDBOX_ACCOUNTS: [user!, ...sending].map((u) => `${u.phoneNumberId}:${u.token}`).join(',') }, '/_sandbox/requests');
     servers.push(sandbox);
-    const gateway = await startServer(ref?.server ?? join(__dirname, '..', 'src', 'server.js'), {
+    const script = ref?.server ?? join(__dirname, '..', 'src', 'server.js');
+    const gateway = await startServer(script, {
       DATABASE_PATH: databasePath, LOG_LEVEL: 'warn', MESSAGING_APP_SECRET: APP_SECRET, JWT_SECRET: 'profile-jwt-secret-profile-jwt-secret-01',
       MESSAGING_API_URL: `${sandbox.url}/v23.0`, MALLOC_ARENA_MAX: '2',
-    }, '/healthz', ['--cpu-prof', `--cpu-prof-dir=${profiles}`]);
+    }, '/healthz', [...gatewayNodeFlags(script), '--cpu-prof', `--cpu-prof-dir=${profiles}`]);
     for (const u of [user!, ...sending]) await unpaced(gateway.url, u.id);
     const senderCookies = await Promise.all(sending.map((_, i) => login(gateway.url, `sender${i + 1}@bench.local`)));
     await loadgen.ask({ kind: 'setup', data: { phoneNumberId: callbacks!.phoneNumberId, wamids: callbacks!.wamids, contacts: callbacks!.contacts,

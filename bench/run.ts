@@ -12,7 +12,7 @@ import { buildRef, currentLabel, type RefBuild } from './against';
 import type { BodyKind } from './bodies';
 import type { Answer, Job, Side, Summary } from './loadgen';
 import { startLoadGenerator, type LoadGenerator } from './loadgen-client';
-import { loopCpuSeconds, peakRssMb, settledCpuSeconds, startServer, type Running } from './processes';
+import { gatewayNodeFlags, loopCpuSeconds, peakRssMb, settledCpuSeconds, startServer, type Running } from './processes';
 import { runScale } from './scale';
 import { bigUser, callbacksUser, login, seed, senders, smallUser, unpaced } from './seed';
 
@@ -128,7 +128,7 @@ async function main(): Promise<void> {
     // Each build gets its own copy of the seeded database (and the token key file beside it).
     const startGateway = async (label: string, script: string, name: string): Promise<Build> => {
       cpSync(join(dir, 'seed'), join(dir, name), { recursive: true });
-      const gateway = await startServer(script, gatewayEnv(sandbox.url, join(dir, name, 'bench.db')));
+      const gateway = await startServer(script, gatewayEnv(sandbox.url, join(dir, name, 'bench.db')), '/healthz', gatewayNodeFlags(script));
       servers.push(gateway);
       for (const user of [big!, ...sending]) await unpaced(gateway.url, user.id);
       return { label, gateway, bigCookie: await login(gateway.url, 'big@bench.local'), smallCookie: await login(gateway.url, 'small@bench.local'),

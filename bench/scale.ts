@@ -14,7 +14,7 @@ import { createTokenCipher, resolveTokenKey } from '../src/support/token-cipher'
 import { maxWindow } from './arrivals';
 import { makeBody, sign, type BodyData } from './bodies';
 import type { Answer, Job, Side } from './loadgen';
-import { cpuSeconds, peakRssMb, settledCpuSeconds, startServer, type Running } from './processes';
+import { cpuSeconds, gatewayNodeFlags, peakRssMb, settledCpuSeconds, startServer, type Running } from './processes';
 import { BENCH_PASSWORD, login, type Seeded } from './seed';
 
 const STREAMS = Number(process.env.BENCH_STREAMS ?? 1000);
@@ -135,11 +135,12 @@ export async function runScale(ctx: ScaleContext): Promise<string[]> {
   ctx.servers.push(sandbox);
   const receiver = await startServer(join(__dirname, 'receiver-process.js'), {}, '/count');
   ctx.servers.push(receiver);
-  const gateway = await startServer(join(__dirname, '..', 'src', 'server.js'), {
+  const script = join(__dirname, '..', 'src', 'server.js');
+  const gateway = await startServer(script, {
     ...ctx.gatewayEnv(sandbox.url, databasePath),
     // The stream cap raised for this process only (default 5 per user).
     EVENT_STREAMS_PER_USER: String(STREAMS + 10), EVENT_ENDPOINTS_ALLOW_HTTP: 'true', EVENT_ENDPOINTS_ALLOWED_CIDRS: '127.0.0.1/32',
-  });
+  }, '/healthz', gatewayNodeFlags(script));
   ctx.servers.push(gateway);
   const bigCookie = await login(gateway.url, 'big@bench.local');
   const smallCookie = await login(gateway.url, 'small@bench.local');

@@ -5,7 +5,7 @@ import { readFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startServer } from './processes';
+import { gatewayNodeFlags, startServer } from './processes';
 
 const SOCKETS = Math.min(Number(process.env.BENCH_SOCKETS ?? 200), 1000);
 const TIMEOUT_MS = Number(process.env.BENCH_TIMEOUT_MS ?? 10_000);
@@ -45,10 +45,11 @@ function slowClient(port: number, chunk: Buffer): Promise<Outcome> {
 
 async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'gateway-slow-'));
-  const server = await startServer(join(__dirname, '..', 'src', 'server.js'), {
+  const script = join(__dirname, '..', 'src', 'server.js');
+  const server = await startServer(script, {
     DATABASE_PATH: join(dir, 'bench.db'), LOG_LEVEL: 'warn', MESSAGING_APP_SECRET: 'bench-app-secret',
     JWT_SECRET: 'bench-jwt-secret-bench-jwt-secret-0123', REQUEST_TIMEOUT_MS: String(TIMEOUT_MS),
-  });
+  }, '/healthz', gatewayNodeFlags(script));
   try {
     const port = Number(new URL(server.url).port);
     await sleep(1000);

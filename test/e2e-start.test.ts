@@ -1,4 +1,5 @@
 // End to end: `npm start` as an operator runs it, over real HTTP, then SIGTERM.
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
 import { freePort, run, waitForHealth } from './fixtures/process';
@@ -16,6 +17,13 @@ t.test('npm start serves, logs in with a cookie, and stops cleanly on SIGTERM', 
   });
   const up = await waitForHealth(base, exited, Date.now() + 60_000);
   if (!t.ok(up, 'GET /healthz answers')) return t.comment(output());
+
+  // The server is the node process below npm (its shell execs node): it runs with the heap limit and two malloc arenas.
+  const server = descendants(child.pid!).map((pid) => ({ pid, argv: readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0') }))
+    .find(({ argv }) => argv.includes('dist/src/server.js'));
+  if (!server) return t.fail('npm start runs node dist/src/server.js');
+  t.ok(server.argv.includes('--max-old-space-size=1024'), `node runs with a 1,024 MB heap limit: ${server.argv.join(' ')}`);
+  t.ok(readFileSync(`/proc/${server.pid}/environ`, 'utf8').split('\0').includes('MALLOC_ARENA_MAX=2'), 'and MALLOC_ARENA_MAX=2');
 
   const login = await fetch(`${base}/api/login`, {
     method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(ADMIN),
@@ -35,6 +43,12 @@ t.test('npm start serves, logs in with a cookie, and stops cleanly on SIGTERM', 
   t.notOk(output().includes(ADMIN.password), 'the admin password is not logged');
   t.notOk(output().includes(cookie.split(';')[0]!.slice('token='.length)), 'the JWT is not logged');
 });
+
+/** Every process below `pid`, children first (Linux: /proc/<pid>/task/<tid>/children). */
+function descendants(pid: number): number[] {
+  const children = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(' ').filter(Boolean).map(Number);
+  return children.flatMap((child) => [child, ...descendants(child)]);
+}
 
 // The build `npm start` just made is reused: a second build would double this file's time.
 t.test('an invalid environment value stops start-up with a message naming it', async (t) => {
