@@ -196,6 +196,7 @@ async function main(): Promise<void> {
             connections: scenario.connections ?? CONNECTIONS, pipelining: scenario.pipelining ?? PIPELINING, seconds: SECONDS };
           if (round === 1 && WARMUP > 0) await ask({ ...job, seconds: WARMUP }); // not counted
           const { run } = await measured(side.pid, job);
+          log(`  ${fixed(run.rps, 0)} req/s, CPU ${fixed(run.cpuUs, 0)} µs/request (${fixed(run.loopUs, 0)} on the event loop), p99 ${fixed(run.p99, 1)} ms\n`);
           push(runs, key(scenario.name, side.label), run);
           rps.set(side.label, run.rps);
         }
