@@ -133,6 +133,22 @@ t.test('database and WAL sizes are read at each scrape', async (t) => {
     > before['gateway_database_bytes{file="wal"}']! + before['gateway_database_bytes{file="database"}']!, 'and the files grow');
 });
 
+t.test("the write-ahead log's syncs are counted, with their time", async (t) => {
+  const { app, sendText } = await sendingApp(t, { config: { metricsToken: METRICS_TOKEN } });
+  const series = ['gateway_database_syncs{kind="all"}', 'gateway_database_syncs{kind="in_place"}', 'gateway_database_syncs{kind="slow"}',
+    'gateway_database_sync_seconds'];
+  const before = await values(app, series);
+  for (const s of series) t.type(before[s], 'number', `${s} is exposed`);
+  for (let i = 0; i < 3; i++) t.equal((await sendText(`sync ${i}`)).statusCode, 201);
+  const after = await values(app, series);
+  const all = after['gateway_database_syncs{kind="all"}']! - before['gateway_database_syncs{kind="all"}']!;
+  // A send writes its message, then its outcome: at least one sync each, fewer when writes share a batch.
+  t.ok(all >= 3, `${all} syncs for 3 sends`);
+  t.ok(after['gateway_database_syncs{kind="in_place"}']! <= after['gateway_database_syncs{kind="all"}']!, 'in place: some of all');
+  t.ok(after['gateway_database_syncs{kind="slow"}']! <= after['gateway_database_syncs{kind="all"}']!, 'slow: some of all');
+  t.ok(after.gateway_database_sync_seconds! > before.gateway_database_sync_seconds!, 'their time grows');
+});
+
 t.test('who may read /metrics', async (t) => {
   const { app } = await buildTestApp(t, { metricsToken: METRICS_TOKEN });
   const admin = await createAdmin(app);

@@ -230,6 +230,10 @@ t.test('syncs run in place while the disk syncs fast, on the thread pool once on
   while (!(await syncedInPlace()) && fast < 100) fast += 1;
   t.ok(fast > 1 && fast < 30, `in place again after ${fast} fast syncs on the thread pool`);
   t.equal(reader.prepare('SELECT count(*) FROM items').pluck().get(), n, 'every write stored either way');
+  // Every sync counted once (one a write here), the three of 20 ms as slow, their times summed.
+  const stats = writer.stats();
+  t.match(stats, { syncs: n, slowSyncs: 3 });
+  t.ok(Math.abs(stats.syncMs - (3 * 20 + (n - 3) * 0.1)) < 1e-6, `sync time in all: ${stats.syncMs} ms`);
   await writer.close();
 });
 

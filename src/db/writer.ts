@@ -49,7 +49,8 @@ export interface Writer {
   /** Runs `body` at once in a transaction of its own (start-up, shell commands): no batching. */
   writeNow<T>(body: () => T): T;
   /** Batches committed so far, the bodies they held, and the syncs of the -wal file run in place (for metrics and tests). */
-  stats(): { batches: number; writes: number; syncsInPlace: number };
+  /** Since start: batches committed, writes in them, syncs of the -wal file (in place; over SLOW_SYNC_MS) and their time. */
+  stats(): { batches: number; writes: number; syncsInPlace: number } & SyncStats;
   /** Waits for the disk syncs under way, then lets go of the -wal file (before the connection closes). */
   close(): Promise<void>;
   /** What the writes taught us; no I/O. Not ok from a storage fault of a write until a write (not a probe) commits. */
@@ -83,6 +84,11 @@ export const SYNC_IN_PLACE_MS = 0.5;
 /** Weight of the newest sync in the smoothed time: a slow sync moves the syncs to the thread pool at once, and some
  * ten fast ones bring them back. */
 const SYNC_WEIGHT = 0.25;
+/** A sync at least this long counts as slow in the stats: a disk that makes callbacks and sends wait. */
+export const SLOW_SYNC_MS = 10;
+
+/** The -wal file's syncs since start: how many, how many took SLOW_SYNC_MS or more, and their time in all. */
+export interface SyncStats { syncs: number; slowSyncs: number; syncMs: number }
 
 interface WalSync {
   /** Whether the next sync runs in place (the smoothed time of the recent ones is under the limit). */
@@ -92,6 +98,7 @@ interface WalSync {
   /** Syncs on the thread pool; `done` gets the error when it failed. */
   sync(done: (error: unknown) => void): void;
   close(): void;
+  stats(): SyncStats;
 }
 
 /**
@@ -103,8 +110,13 @@ function walSync(client: Database.Database, inPlaceMs: number, clock: () => numb
   if (client.memory || client.pragma('journal_mode', { simple: true }) !== 'wal') return undefined;
   let fd: number | undefined;
   let smoothed = 0;
+  const totals: SyncStats = { syncs: 0, slowSyncs: 0, syncMs: 0 };
   const timed = (started: number) => {
-    smoothed += SYNC_WEIGHT * (clock() - started - smoothed);
+    const ms = clock() - started;
+    smoothed += SYNC_WEIGHT * (ms - smoothed);
+    totals.syncs += 1;
+    totals.syncMs += ms;
+    if (ms >= SLOW_SYNC_MS) totals.slowSyncs += 1;
   };
   const descriptor = () => (fd ??= openSync(`${client.name}-wal`, 'r'));
   return {
@@ -135,6 +147,7 @@ function walSync(client: Database.Database, inPlaceMs: number, clock: () => numb
       if (fd !== undefined) closeSync(fd);
       fd = undefined;
     },
+    stats: () => ({ ...totals }),
   };
 }
 
@@ -355,7 +368,7 @@ export function createWriter(client: Database.Database, options: WriterOptions =
         throw noteError(error);
       }
     },
-    stats: () => ({ batches, writes, syncsInPlace }),
+    stats: () => ({ batches, writes, syncsInPlace, ...(wal?.stats() ?? { syncs: 0, slowSyncs: 0, syncMs: 0 }) }),
     async close() {
       if (syncing > 0) await new Promise<void>((resolve) => synced.push(resolve));
       wal?.close();

@@ -1,7 +1,7 @@
 // The gateway's Prometheus metrics: one prom-client registry per app (tests build many apps in one process), no Fastify.
 import { statSync } from 'node:fs';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
-import type { StorageHealth } from '../db/writer';
+import type { StorageHealth, SyncStats } from '../db/writer';
 import type { SendResult } from '../messaging/client';
 
 export type EventState = 'processed' | 'failed' | 'dead';
@@ -18,6 +18,8 @@ export interface MetricsSources {
   mediaDownloads: () => { stored: number; failed: number; retried: number; active: number };
   /** Whether writes reach the disk, and why not. */
   storage: () => StorageHealth;
+  /** The writer's syncs of the write-ahead log since start (and how many of them ran in place). */
+  syncs?: () => SyncStats & { syncsInPlace: number };
   /** Free bytes of the database's filesystem (Infinity for :memory:). */
   freeBytes: () => number;
   /** The event feed: events written since start, open streams, and each endpoint's lag (events after its cursor). */
@@ -104,6 +106,26 @@ export function createMetrics(sources: MetricsSources) {
       this.reset();
       const health = sources.storage();
       if (!health.ok) this.set({ code: health.code }, 1);
+    },
+  });
+
+  new Gauge({
+    name: 'gateway_database_syncs', help: 'Syncs of the write-ahead log to disk since the process started: all, in_place (on the event loop), '
+      + 'slow (10 ms or more; one on the thread pool is timed from hand-off to answer, an upper bound)',
+    labelNames: ['kind'] as const, registers,
+    collect() {
+      const stats = sources.syncs?.();
+      if (!stats) return;
+      this.set({ kind: 'all' }, stats.syncs);
+      this.set({ kind: 'in_place' }, stats.syncsInPlace);
+      this.set({ kind: 'slow' }, stats.slowSyncs);
+    },
+  });
+  new Gauge({
+    name: 'gateway_database_sync_seconds', help: 'Time of the syncs of the write-ahead log since the process started, in seconds', registers,
+    collect() {
+      const stats = sources.syncs?.();
+      if (stats) this.set(stats.syncMs / 1000);
     },
   });
 

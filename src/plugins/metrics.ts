@@ -17,6 +17,7 @@ export default fp(async function metrics(app: FastifyInstance, options: { proces
     creditsUsed: () => app.creditsRepo.usedInMonth(monthKey(app.now(), app.config.timezone)),
     databasePath: app.config.databasePath,
     storage: () => app.writer.health(),
+    syncs: () => app.writer.stats(),
     freeBytes: () => freeBytes(app.config.databasePath),
     // Read at scrape time: the media archive registers after this plugin.
     mediaDownloads: () => app.mediaDownloads.stats(),
