@@ -61,6 +61,33 @@ async function measured(pid: number, job: Job): Promise<{ answer: Answer; run: R
   return { answer, run: { rps: r.rps, cpuUs: perRequest(cpu), loopUs: perRequest(loop), p50: r.p50, p99: r.p99, errors: r.errors, count: r.count, statuses: r.statuses } };
 }
 
+/** The gateway's METRICS_TOKEN in the bench: each run reads the syncs of its write-ahead log around it. */
+const METRICS_TOKEN = 'bench-metrics-token-0123456789abcdef';
+interface SyncCounters { all: number; inPlace: number; slow: number; seconds: number }
+
+/** The gateway's sync counters from /metrics; undefined for a build without them (an older ref). */
+async function syncCounters(port: number): Promise<SyncCounters | undefined> {
+  try {
+    const res = await fetch(`http://127.0.0.1:${port}/metrics`, { headers: { authorization: `Bearer ${METRICS_TOKEN}` } });
+    if (!res.ok) return undefined;
+    const lines = (await res.text()).split('\n');
+    const value = (series: string) => Number(lines.find((line) => line.startsWith(`${series} `))?.slice(series.length + 1) ?? NaN);
+    const counters = { all: value('gateway_database_syncs{kind="all"}'), inPlace: value('gateway_database_syncs{kind="in_place"}'),
+      slow: value('gateway_database_syncs{kind="slow"}'), seconds: value('gateway_database_sync_seconds') };
+    return Object.values(counters).every(Number.isFinite) ? counters : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** `; N syncs of the WAL (in place, slow), average X ms` of one run, or nothing when the build does not count them. */
+function syncsOfRun(before: SyncCounters | undefined, after: SyncCounters | undefined): string {
+  if (!before || !after) return '';
+  const all = after.all - before.all;
+  return `; ${fixed(all, 0)} syncs of the WAL (${fixed(after.inPlace - before.inPlace, 0)} in place, ${fixed(after.slow - before.slow, 0)} of 10 ms or more), `
+    + `average ${fixed(all > 0 ? ((after.seconds - before.seconds) * 1000) / all : 0, 2)} ms`;
+}
+
 // ---- statistics and tables -------------------------------------------------------------------------------------
 
 function median(values: number[]): number {
@@ -124,6 +151,7 @@ async function main(): Promise<void> {
       JWT_SECRET: 'bench-jwt-secret-bench-jwt-secret-0123', MESSAGING_API_URL: `${sandboxUrl}/v23.0`,
       // As `npm start` and the systemd unit of the README run it.
       MALLOC_ARENA_MAX: process.env.MALLOC_ARENA_MAX ?? '2',
+      METRICS_TOKEN,
     });
     // Each build gets its own copy of the seeded database (and the token key file beside it).
     const startGateway = async (label: string, script: string, name: string): Promise<Build> => {
@@ -195,8 +223,12 @@ async function main(): Promise<void> {
           const job: Job = { kind: 'load', side: side.side, body: side.body, signWith: side.signWith,
             connections: scenario.connections ?? CONNECTIONS, pipelining: scenario.pipelining ?? PIPELINING, seconds: SECONDS };
           if (round === 1 && WARMUP > 0) await ask({ ...job, seconds: WARMUP }); // not counted
+          // A gateway's syncs around the run (the reference writes nothing): a stalled run shows whether the disk held it.
+          const ofGateway = side !== sides[0];
+          const syncsBefore = ofGateway ? await syncCounters(side.side.port) : undefined;
           const { run } = await measured(side.pid, job);
-          log(`  ${fixed(run.rps, 0)} req/s, CPU ${fixed(run.cpuUs, 0)} µs/request (${fixed(run.loopUs, 0)} on the event loop), p99 ${fixed(run.p99, 1)} ms\n`);
+          const syncs = syncsOfRun(syncsBefore, ofGateway ? await syncCounters(side.side.port) : undefined);
+          log(`  ${fixed(run.rps, 0)} req/s, CPU ${fixed(run.cpuUs, 0)} µs/request (${fixed(run.loopUs, 0)} on the event loop), p99 ${fixed(run.p99, 1)} ms${syncs}\n`);
           push(runs, key(scenario.name, side.label), run);
           rps.set(side.label, run.rps);
         }
