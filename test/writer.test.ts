@@ -3,7 +3,7 @@ import { readdirSync, readlinkSync, renameSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import t from 'tap';
-import { createWriter, MAX_BATCH } from '../src/db/writer';
+import { createWriter, MAX_BATCH, PROBE_EVERY_MS } from '../src/db/writer';
 import { tempDir } from './helper';
 
 function open(t: Parameters<typeof tempDir>[0]) {
@@ -234,6 +234,25 @@ t.test('syncs run in place while the disk syncs fast, on the thread pool once on
   const stats = writer.stats();
   t.match(stats, { syncs: n, slowSyncs: 3 });
   t.ok(Math.abs(stats.syncMs - (3 * 20 + (n - 3) * 0.1)) < 1e-6, `sync time in all: ${stats.syncMs} ms`);
+  await writer.close();
+});
+
+t.test('while syncs run on the thread pool, one runs in place after a second, then after 2 and 4 s while the disk stays slow', async (t) => {
+  const { db, insert } = open(t);
+  // Every reading of the clock moves it on by one slow sync: the thread pool's times say nothing of the disk then.
+  let now = 0;
+  const writer = createWriter(db, { clock: () => (now += 20) });
+  const inPlaceAt: number[] = [];
+  for (let i = 0; i < 150; i++) {
+    const before = writer.stats().syncsInPlace;
+    await writer.write(() => insert.run(`item ${i}`));
+    if (writer.stats().syncsInPlace > before) inPlaceAt.push(now);
+  }
+  const gaps = inPlaceAt.slice(1).map((at, i) => at - inPlaceAt[i]!);
+  t.equal(gaps.length, 3, `in place: the first sync and ${gaps.length} probes (at ${inPlaceAt.join(', ')} ms)`);
+  [PROBE_EVERY_MS, 2 * PROBE_EVERY_MS, 4 * PROBE_EVERY_MS].forEach((every, i) =>
+    t.ok(gaps[i]! >= every && gaps[i]! < every + 200, `probe ${i + 1}: ${gaps[i]} ms after the one before (${every} ms and a write or two)`));
+  t.match(writer.stats(), { syncs: 150, slowSyncs: 150 });
   await writer.close();
 });
 

@@ -84,6 +84,14 @@ export const SYNC_IN_PLACE_MS = 0.5;
 /** Weight of the newest sync in the smoothed time: a slow sync moves the syncs to the thread pool at once, and some
  * ten fast ones bring them back. */
 const SYNC_WEIGHT = 0.25;
+/**
+ * While the syncs run on the thread pool, one runs in place this often to time the disk again: a sync on the thread
+ * pool is timed up to the event loop's answer, which under load takes longer than the sync itself, so its times alone
+ * would keep the syncs there after a single slow one. The interval doubles while these syncs stay slow, up to
+ * PROBE_MAX_MS (a slow disk holds the event loop for one sync that often at most).
+ */
+export const PROBE_EVERY_MS = 1000;
+const PROBE_MAX_MS = 30_000;
 /** A sync at least this long counts as slow in the stats: a disk that makes callbacks and sends wait. */
 export const SLOW_SYNC_MS = 10;
 
@@ -110,17 +118,36 @@ function walSync(client: Database.Database, inPlaceMs: number, clock: () => numb
   if (client.memory || client.pragma('journal_mode', { simple: true }) !== 'wal') return undefined;
   let fd: number | undefined;
   let smoothed = 0;
+  let probeEvery = PROBE_EVERY_MS;
+  let probeAt = Infinity;
   const totals: SyncStats = { syncs: 0, slowSyncs: 0, syncMs: 0 };
-  const timed = (started: number) => {
-    const ms = clock() - started;
-    smoothed += SYNC_WEIGHT * (ms - smoothed);
+  const fast = () => smoothed < inPlaceMs;
+  const timed = (started: number, inPlace: boolean) => {
+    const ended = clock();
+    const ms = ended - started;
     totals.syncs += 1;
     totals.syncMs += ms;
     if (ms >= SLOW_SYNC_MS) totals.slowSyncs += 1;
+    if (inPlace && !fast()) {
+      // A probe: a fast disk brings the syncs back in place at once, a slow one is probed half as often.
+      if (ms < inPlaceMs) {
+        smoothed = ms;
+        probeEvery = PROBE_EVERY_MS;
+      } else {
+        probeEvery = Math.min(2 * probeEvery, PROBE_MAX_MS);
+        probeAt = ended + probeEvery;
+      }
+      return;
+    }
+    // On the thread pool only a time under the limit says something of the disk (an upper bound of it).
+    if (!inPlace && ms >= inPlaceMs) return;
+    const wasFast = fast();
+    smoothed += SYNC_WEIGHT * (ms - smoothed);
+    if (wasFast && !fast()) probeAt = ended + probeEvery;
   };
   const descriptor = () => (fd ??= openSync(`${client.name}-wal`, 'r'));
   return {
-    inPlace: () => smoothed < inPlaceMs,
+    inPlace: () => fast() || clock() >= probeAt,
     syncNow() {
       const started = clock();
       try {
@@ -129,14 +156,14 @@ function walSync(client: Database.Database, inPlaceMs: number, clock: () => numb
       } catch (error) {
         return error;
       } finally {
-        timed(started);
+        timed(started, true);
       }
     },
     sync(done) {
       const started = clock();
       try {
         fdatasync(descriptor(), (error) => {
-          timed(started);
+          timed(started, false);
           done(error ?? undefined);
         });
       } catch (error) {
