@@ -48,8 +48,8 @@ export interface Writer {
   writeRerunnable<T>(body: (isolated: boolean) => T): Promise<T>;
   /** Runs `body` at once in a transaction of its own (start-up, shell commands): no batching. */
   writeNow<T>(body: () => T): T;
-  /** Batches committed so far, the bodies they held, and the syncs of the -wal file run in place (for metrics and tests). */
-  /** Since start: batches committed, writes in them, syncs of the -wal file (in place; over SLOW_SYNC_MS) and their time. */
+  /** Since start (metrics and tests): batches committed, the bodies they held, the syncs of the -wal file (those run in
+   * place; those of SLOW_SYNC_MS or more) and their time. */
   stats(): { batches: number; writes: number; syncsInPlace: number } & SyncStats;
   /** Waits for the disk syncs under way, then lets go of the -wal file (before the connection closes). */
   close(): Promise<void>;
@@ -99,7 +99,7 @@ export const SLOW_SYNC_MS = 10;
 export interface SyncStats { syncs: number; slowSyncs: number; syncMs: number }
 
 interface WalSync {
-  /** Whether the next sync runs in place (the smoothed time of the recent ones is under the limit). */
+  /** Whether the next sync runs in place: the smoothed time of the recent ones is under the limit, or a probe is due. */
   inPlace(): boolean;
   /** Syncs now, in place; the error when it failed. */
   syncNow(): unknown;
