@@ -18,8 +18,8 @@ export interface MetricsSources {
   mediaDownloads: () => { stored: number; failed: number; retried: number; active: number };
   /** Whether writes reach the disk, and why not. */
   storage: () => StorageHealth;
-  /** The writer's syncs of the write-ahead log since start (and how many of them ran in place). */
-  syncs?: () => SyncStats & { syncsInPlace: number };
+  /** The writer's syncs of the write-ahead log since start. */
+  syncs?: () => SyncStats;
   /** Free bytes of the database's filesystem (Infinity for :memory:). */
   freeBytes: () => number;
   /** The event feed: events written since start, open streams, and each endpoint's lag (events after its cursor). */
