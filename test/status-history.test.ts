@@ -67,3 +67,26 @@ t.test('a status item without a usable status is refused with a note, the others
   t.same(historyOf(app, out.id), [['sent', (T0 + 3) * 1000, null]]);
   t.match(inboxRows(app)[0]!.error, /statuses\[0\]\.status: Expected string length greater or equal to 1\n.*statuses\[1\]\.status: Expected string length less or equal to 64/);
 });
+
+t.test('callbacks out of order land in the history by the network time, ties in arrival order; the listed JSON follows', async (t) => {
+  const { app, user } = await setup(t);
+  const out = acceptedOutbound(app, user.id, 'wamid.hist.order');
+  await statuses(t, app, 'wamid.hist.order', [['read', 7]]);
+  await statuses(t, app, 'wamid.hist.order', [['sent', 1], ['played', 7]]);
+  await statuses(t, app, 'wamid.hist.order', [['delivered', 4], ['sent', 1]]);
+  t.same(historyOf(app, out.id).map(([status, at]) => [status, at]), [['sent', (T0 + 1) * 1000], ['delivered', (T0 + 4) * 1000],
+    ['read', (T0 + 7) * 1000], ['played', (T0 + 7) * 1000]], 'sorted by time; read came before played at the same second');
+  t.equal(app.messagesRepo.findById(out.id)!.status, 'read');
+  const { raw, fresh, stored } = listed(app, out.id);
+  t.equal(raw, fresh, 'patched as a fresh render shows it');
+  t.same((stored.statuses as { status: string }[]).map((s) => s.status), ['sent', 'delivered', 'read', 'played']);
+});
+
+t.test('a history the gateway cannot read is started again by the next callback rather than failing it', async (t) => {
+  const { app, user } = await setup(t);
+  const out = acceptedOutbound(app, user.id, 'wamid.hist.bad');
+  app.db.$client.prepare("UPDATE messages SET statuses_json = 'not json' WHERE id = ?").run(out.id);
+  await statuses(t, app, 'wamid.hist.bad', [['delivered', 2]]);
+  t.same(historyOf(app, out.id), [['delivered', (T0 + 2) * 1000, null]]);
+  t.same(inboxRows(app).map((e) => e.state), ['processed']);
+});

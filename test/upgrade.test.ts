@@ -9,6 +9,7 @@ import t from 'tap';
 import { buildApp } from '../src/app';
 import { projectRoot } from '../src/config';
 import { bearer, tempDir, testConfig } from './helper';
+import { deliver, envelope, statusItem } from './fixtures/webhooks';
 
 /** The last migration of the previous release: this release adds sessions' epochs, the event log and contacts after it. */
 const PREVIOUS_RELEASE_LAST = '0004_media_archive';
@@ -78,16 +79,23 @@ function previousReleaseDatabase(dir: string): string {
   return path;
 }
 
-const TABLES = ['users', 'conversations', 'messages', 'message_statuses', 'media_downloads', 'credit_usage', 'orphan_statuses'];
+const TABLES = ['users', 'conversations', 'messages', 'media_downloads', 'credit_usage', 'orphan_statuses'];
+/** Status histories, in a table of their own before 0013_statuses_in_row, in each message's row after it. */
+const STATUSES_BEFORE = 'SELECT message_id, status, at, error_json FROM message_statuses ORDER BY id';
+const STATUSES_AFTER = `SELECT m.id AS message_id, json_extract(j.value, '$[0]') AS status, json_extract(j.value, '$[1]') AS at,
+  json_extract(j.value, '$[2]') AS error_json FROM messages m, json_each(m.statuses_json) j ORDER BY m.id, j.key`;
 const MESSAGE_COLUMNS = `id, conversation_id, direction, type, text, to_number, wamid, status, status_rank, error_json, payload_json,
   template_json, media_json, location_json, reply_to, created_at, status_updated_at`;
+
+const hasTable = (sqlite: Database.Database, name: string) =>
+  sqlite.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?").get(name) !== undefined;
 
 function snapshot(path: string) {
   const sqlite = new Database(path, { readonly: true });
   const counts = Object.fromEntries(TABLES.map((table) => [table, sqlite.prepare(`SELECT count(*) FROM ${table}`).pluck().get()]));
   const rows = {
     messages: sqlite.prepare(`SELECT ${MESSAGE_COLUMNS} FROM messages ORDER BY id`).all(),
-    statuses: sqlite.prepare('SELECT message_id, status, at, error_json FROM message_statuses ORDER BY id').all(),
+    statuses: sqlite.prepare(hasTable(sqlite, 'message_statuses') ? STATUSES_BEFORE : STATUSES_AFTER).all(),
     media: sqlite.prepare('SELECT * FROM media_downloads ORDER BY message_id').all(),
     credits: sqlite.prepare('SELECT * FROM credit_usage').all(),
     conversations: sqlite.prepare('SELECT id, user_id, contact_wa_id, contact_name, last_message_at, last_inbound_at FROM conversations ORDER BY id').all(),
@@ -100,7 +108,8 @@ t.test('a database of the previous release upgrades at start-up without losing a
   const dir = tempDir(t);
   const path = previousReleaseDatabase(dir);
   const before = snapshot(path);
-  t.same(before.counts, { users: 1, conversations: 2, messages: 16, message_statuses: 4, media_downloads: 2, credit_usage: 1, orphan_statuses: 1 });
+  t.same(before.counts, { users: 1, conversations: 2, messages: 16, media_downloads: 2, credit_usage: 1, orphan_statuses: 1 });
+  t.equal(before.rows.statuses.length, 4);
 
   const app = await buildApp(testConfig(dir, { databasePath: path }));
   t.teardown(() => app.close());
@@ -179,4 +188,48 @@ t.test('a database of the release before texts left the per-type index keeps eve
   t.same(await ids(''), [[6, [4, 5, 6, 1, 2, 3]]]);
   t.same(await ids('&type=text'), [[4, [4, 6, 1, 3]]]);
   t.same(await ids('&type=image'), [[2, [5, 2]]]);
+});
+
+t.test('a database of the release before histories moved into the messages keeps every status, in order, and goes on from it', async (t) => {
+  const dir = tempDir(t);
+  const sqlite = databaseThrough(dir, '0012_text_outside_type_index');
+  const path = sqlite.name;
+  sqlite.exec(`INSERT INTO users (id, email, password_hash, role, messaging_phone_number_id, monthly_credits, created_at, updated_at)
+      VALUES (1, 'ana@example.com', 'x', 'CLIENT', '900000000000001', 100, ${T0}, ${T0});
+    INSERT INTO contacts (id, user_id, wa_id, name, created_at, updated_at) VALUES (1, 1, '15551230001', 'Ana', ${T0}, ${T0});
+    INSERT INTO conversations (id, user_id, contact_wa_id, last_message_at, last_inbound_at, contact_id) VALUES (1, 1, '15551230001', ${T0 + 3000}, ${T0}, 1);`);
+  const message = sqlite.prepare(`INSERT INTO messages (id, user_id, conversation_id, direction, type, text, to_number, wamid, status, status_rank,
+    payload_json, created_at, status_updated_at) VALUES (?, 1, 1, ?, 'text', 'hi', ?, ?, ?, ?, '{}', ?, ?)`);
+  message.run(1, 'outbound', '15551230001', 'wamid.out.1', 'read', 5, T0 + 500, T0 + 3000);
+  message.run(2, 'outbound', '15551230001', 'wamid.out.2', 'accepted', 1, T0 + 600, T0 + 600);
+  message.run(3, 'inbound', null, 'wamid.in.3', 'received', 0, T0, null);
+  // Stored out of order, with a tie on the time: read before played, both at +3 s.
+  const status = sqlite.prepare('INSERT INTO message_statuses (message_id, status, at, error_json, pricing_json) VALUES (1, ?, ?, ?, ?)');
+  const pricing = JSON.stringify({ billable: true, pricing_model: 'PMP', category: 'utility', type: 'regular' });
+  status.run('read', T0 + 3000, null, null);
+  status.run('sent', T0 + 1000, null, null);
+  status.run('delivered', T0 + 2000, null, pricing);
+  status.run('played', T0 + 3000, null, null);
+  sqlite.close();
+
+  const app = await buildApp(testConfig(dir, { databasePath: path, messagingAppSecret: 'upgrade-secret' }));
+  t.teardown(() => app.close());
+  await app.ready();
+  const client = app.db.$client;
+  t.equal(client.prepare("SELECT count(*) FROM sqlite_master WHERE name LIKE 'message_statuses%'").pluck().get(), 0, 'the table and its index are gone');
+  const history = [['sent', T0 + 1000, null], ['delivered', T0 + 2000, pricing], ['read', T0 + 3000, null], ['played', T0 + 3000, null]];
+  t.same(app.messagesRepo.history(1).map((h) => [h.status, h.at, h.pricingJson]), history, 'every status, by time, ties in the order stored');
+  t.same(app.messagesRepo.history(2), []);
+  t.same(client.prepare('SELECT id, statuses_json AS statuses FROM messages WHERE id > 1 ORDER BY id').all(),
+    [{ id: 2, statuses: '[]' }, { id: 3, statuses: null }], 'an outbound message without statuses has an empty history, an inbound one none');
+
+  const res = await app.inject({ method: 'GET', url: '/api/user/1/conversations?filter=all', headers: bearer(app, app.usersRepo.findById(1)!) });
+  const listed = (res.json() as { messages: { id: number; statuses?: { status: string; at: string }[] }[] }[])[0]!.messages.find((m) => m.id === 1)!;
+  t.same(listed.statuses!.map((s) => [s.status, s.at]), history.map(([s, at]) => [s, new Date(at as number).toISOString()]));
+
+  // The network delivers one again (nothing changes) and a new one (it joins the end).
+  const seconds = (ms: number) => Math.floor(ms / 1000);
+  const callback = (items: unknown[]) => deliver(app, envelope('900000000000001', { statuses: items }), 'upgrade-secret');
+  await callback([statusItem('wamid.out.1', 'delivered', seconds(T0 + 2000)), statusItem('wamid.out.1', 'deleted', seconds(T0 + 9000))]);
+  t.same(app.messagesRepo.history(1).map((h) => h.status), ['sent', 'delivered', 'read', 'played', 'deleted']);
 });

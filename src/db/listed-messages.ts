@@ -30,9 +30,7 @@ export interface MessageRenderer {
 const COLUMNS = `m.id, m.wamid, m.direction, m.type, m.text, m.to_number, m.status, m.error_json, m.template_json, m.media_json,
   m.location_json, m.reply_to, m.created_at, m.status_updated_at`;
 /** SQL of one message `m` as a StoredMessage JSON array. */
-export const STORED_MESSAGE = `json_array(${COLUMNS}, CASE WHEN m.direction = 'outbound' THEN json((
-    SELECT json_group_array(json_array(s.status, s.at, s.error_json, s.pricing_json) ORDER BY s.at, s.id)
-    FROM message_statuses s WHERE s.message_id = m.id)) END, m.origin, m.pricing_json, m.edited_at, m.edits_json, m.revoked,
+export const STORED_MESSAGE = `json_array(${COLUMNS}, CASE WHEN m.direction = 'outbound' THEN json(coalesce(m.statuses_json, '[]')) END, m.origin, m.pricing_json, m.edited_at, m.edits_json, m.revoked,
     CASE WHEN m.direction = 'inbound' AND m.type IN ('interactive', 'button') THEN m.payload_json END)`;
 
 const BACKFILL_BATCH = 500;

@@ -1,10 +1,11 @@
 // Writes of conversations, messages and their status history. Status moves are single
-// conditional UPDATEs along STATUS_RANK; duplicates are absorbed by UNIQUE keys. Wamids are per user.
+// conditional UPDATEs along STATUS_RANK; duplicates are absorbed by UNIQUE keys (a status history by its own check). Wamids are per user.
 import { eq, sql } from 'drizzle-orm';
 import type { DB } from './client';
 import { eventLogOf } from './events-repo';
-import { createListedMessages, type MessageRenderer, type StatusColumns } from './listed-messages';
-import { messages, messageStatuses, orphanStatuses, type MessageRow } from './tables';
+import { createListedMessages, type MessageRenderer, type StatusColumns, type StoredStatus } from './listed-messages';
+import { historyEntries, withEntry, type HistoryEntry } from './status-history';
+import { messages, orphanStatuses, type MessageRow } from './tables';
 
 /** A status only moves up this ladder; `failed` ranks below `delivered` (several devices). */
 export const STATUS_RANK = { received: 0, pending: 0, accepted: 1, sent: 2, failed: 3, delivered: 4, read: 5 } as const;
@@ -46,7 +47,7 @@ export interface ConversationOf {
   lastMessageAt: number; lastInboundAt: number | null;
 }
 /** An outbound message's columns that a status callback changes, and its listed JSON (null: render it afresh). */
-interface StatusRow extends StatusColumns { id: number; userId: number; rank: number; listed: string | null }
+interface StatusRow extends StatusColumns { id: number; userId: number; rank: number; listed: string | null; statuses: string | null }
 /** An outbound message whose send has not stored its outcome. */
 export interface PendingOutbound { id: number; userId: number; createdAt: number }
 
@@ -66,14 +67,13 @@ export function createMessagesRepo(db: DB, renderer: MessageRenderer) {
   const conversationOfContact = client.prepare<[number], number>('SELECT id FROM conversations WHERE contact_id = ?').pluck();
   // An outbound message as a status callback changes it: read once, written back in one UPDATE with its patched listed JSON.
   const STATUS_ROW = `id, user_id AS userId, status, status_rank AS rank, status_updated_at AS statusUpdatedAt, error_json AS errorJson,
-    pricing_json AS pricingJson, listed_json AS listed`;
+    pricing_json AS pricingJson, listed_json AS listed, statuses_json AS statuses`;
   const statusRowByWamid = client.prepare<[number, string], StatusRow>(
     `SELECT ${STATUS_ROW} FROM messages WHERE user_id = ? AND wamid = ? AND direction = 'outbound'`);
   const statusRowById = client.prepare<[number], StatusRow>(`SELECT ${STATUS_ROW} FROM messages WHERE id = ?`);
-  const storeStatus = client.prepare<[string, number, number | null, string | null, string | null, string | null, number]>(`UPDATE messages
-    SET status = ?, status_rank = ?, status_updated_at = ?, error_json = ?, pricing_json = ?, listed_json = ? WHERE id = ?`);
-  const insertHistory = client.prepare<[number, string, number, string | null, string | null]>(
-    'INSERT OR IGNORE INTO message_statuses (message_id, status, at, error_json, pricing_json) VALUES (?, ?, ?, ?, ?)');
+  const storeStatus = client.prepare<[string, number, number | null, string | null, string | null, string | null, string | null, number]>(`UPDATE messages
+    SET status = ?, status_rank = ?, status_updated_at = ?, error_json = ?, pricing_json = ?, statuses_json = ?, listed_json = ? WHERE id = ?`);
+  const statusesOf = client.prepare<[number], string | null>('SELECT statuses_json FROM messages WHERE id = ?').pluck();
   const insertOrphan = client.prepare<[number, string, string, number, string | null, number]>(
     'INSERT OR IGNORE INTO orphan_statuses (user_id, wamid, status, at, error_json, received_at) VALUES (?, ?, ?, ?, ?, ?)');
   // Read first: almost every send has none, and then nothing is deleted.
@@ -173,7 +173,9 @@ export function createMessagesRepo(db: DB, renderer: MessageRenderer) {
    */
   function applyToMessage(row: StatusRow, event: StatusEvent): void {
     const pricingJson = event.pricingJson ?? null;
-    const recorded = insertHistory.run(row.id, event.status, event.at, event.errorJson, pricingJson).changes > 0;
+    const entry: StoredStatus = [event.status, event.at, event.errorJson, pricingJson];
+    const statuses = withEntry(row.statuses, entry);
+    const recorded = statuses !== undefined;
     const rank = isRanked(event.status) ? STATUS_RANK[event.status] : -1;
     const moved = rank > row.rank;
     const priced = pricingJson !== null && row.pricingJson === null;
@@ -185,8 +187,8 @@ export function createMessagesRepo(db: DB, renderer: MessageRenderer) {
       next.statusUpdatedAt = event.at;
       next.errorJson = event.status === 'failed' ? event.errorJson : rank > STATUS_RANK.failed ? null : row.errorJson;
     }
-    next.listed = listed.patchedWithStatus(row.listed, next, recorded ? [event.status, event.at, event.errorJson, pricingJson] : undefined);
-    storeStatus.run(next.status, next.rank, next.statusUpdatedAt, next.errorJson, next.pricingJson, next.listed, next.id);
+    next.listed = listed.patchedWithStatus(row.listed, next, recorded ? entry : undefined);
+    storeStatus.run(next.status, next.rank, next.statusUpdatedAt, next.errorJson, next.pricingJson, statuses ?? row.statuses, next.listed, next.id);
     if (next.listed === null) listed.refresh(row.id);
     if (moved || (recorded && event.status === 'failed')) appendEvent('message.status', row.id, event.status, row.userId);
   }
@@ -327,8 +329,8 @@ export function createMessagesRepo(db: DB, renderer: MessageRenderer) {
     },
 
     findById: (id: number): MessageRow | undefined => byId.get({ id }),
-    history: (messageId: number) => db.select().from(messageStatuses).where(eq(messageStatuses.messageId, messageId))
-      .orderBy(messageStatuses.at, messageStatuses.id).all(),
+    /** An outbound message's status history, oldest first (empty for an unknown message). */
+    history: (messageId: number): HistoryEntry[] => historyEntries(statusesOf.get(messageId) ?? null),
     orphanCount: (): number => db.select({ n: sql<number>`count(*)` }).from(orphanStatuses).get()?.n ?? 0,
     /** The conversation of a message with its contact's identifiers and name. */
     conversationOf: (messageId: number): ConversationOf | undefined => conversationOf.get(messageId),

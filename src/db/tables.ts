@@ -89,6 +89,10 @@ export const messages = sqliteTable('messages', {
   replyTo: text('reply_to'),
   createdAt: integer('created_at').notNull(),
   statusUpdatedAt: integer('status_updated_at'),
+  // Outbound: every status callback in the network's own time, oldest first, each (status, at) once, as JSON
+  // [[status, at, error_json, pricing_json], …]. Kept in the row the callback rewrites anyway: a table of its own cost
+  // every status callback a random index page (some 20 µs). Null = none yet.
+  statusesJson: text('statuses_json'),
   // The message as the conversations answer lists it (JSON object text), rendered by every write that changes
   // the message: a listing concatenates these instead of rendering thousands of messages per request. Null = not yet.
   listedJson: text('listed_json'),
@@ -138,16 +142,6 @@ export const mediaDownloads = sqliteTable('media_downloads', {
   size: integer('size'),
   settledAt: integer('settled_at'),
 }, (t) => [index('media_downloads_due').on(t.nextAttemptAt).where(sql`state = 'pending'`)]);
-
-// Every status callback, in the network's own time; the unique key makes redeliveries no-ops.
-export const messageStatuses = sqliteTable('message_statuses', {
-  id: integer('id').primaryKey({ autoIncrement: true }),
-  messageId: integer('message_id').notNull().references(() => messages.id, { onDelete: 'cascade' }),
-  status: text('status').notNull(),
-  at: integer('at').notNull(),
-  errorJson: text('error_json'),
-  pricingJson: text('pricing_json'),
-}, (t) => [uniqueIndex('message_statuses_once').on(t.messageId, t.status, t.at)]);
 
 // Statuses whose wamid is not stored yet for the user the callback was routed to (it raced the send answer).
 export const orphanStatuses = sqliteTable('orphan_statuses', {
