@@ -153,14 +153,21 @@ t.test('a database of the previous release upgrades at start-up without losing a
   t.equal(app.messagesRepo.conversationOf(app.messagesRepo.findById(17)!.id)!.id, 1);
 });
 
-t.test('a database of the release before texts left the per-type index keeps every message, and each type view its order', async (t) => {
-  const dir = tempDir(t);
-  const sqlite = databaseThrough(dir, '0011_events_by_id');
-  const path = sqlite.name;
+/** A database through migration `last` with one user (phone number id 900000000000001), its contact Ana and their conversation. */
+function oneContactDatabase(dir: string, last: string, lastMessageAt: number, lastInboundAt: number): Database.Database {
+  const sqlite = databaseThrough(dir, last);
   sqlite.exec(`INSERT INTO users (id, email, password_hash, role, messaging_phone_number_id, monthly_credits, created_at, updated_at)
       VALUES (1, 'ana@example.com', 'x', 'CLIENT', '900000000000001', 100, ${T0}, ${T0});
     INSERT INTO contacts (id, user_id, wa_id, name, created_at, updated_at) VALUES (1, 1, '15551230001', 'Ana', ${T0}, ${T0});
-    INSERT INTO conversations (id, user_id, contact_wa_id, last_message_at, last_inbound_at, contact_id) VALUES (1, 1, '15551230001', ${T0 + 2000}, ${T0 + 2000}, 1);`);
+    INSERT INTO conversations (id, user_id, contact_wa_id, last_message_at, last_inbound_at, contact_id)
+      VALUES (1, 1, '15551230001', ${lastMessageAt}, ${lastInboundAt}, 1);`);
+  return sqlite;
+}
+
+t.test('a database of the release before texts left the per-type index keeps every message, and each type view its order', async (t) => {
+  const dir = tempDir(t);
+  const sqlite = oneContactDatabase(dir, '0011_events_by_id', T0 + 2000, T0 + 2000);
+  const path = sqlite.name;
   // Two instants, three messages each, stored newest first: a tie on the time is ordered by id.
   const message = sqlite.prepare(`INSERT INTO messages (id, user_id, conversation_id, direction, type, text, wamid, status, payload_json, created_at)
     VALUES (?, 1, 1, 'inbound', ?, ?, ?, 'received', '{}', ?)`);
@@ -192,12 +199,8 @@ t.test('a database of the release before texts left the per-type index keeps eve
 
 t.test('a database of the release before histories moved into the messages keeps every status, in order, and goes on from it', async (t) => {
   const dir = tempDir(t);
-  const sqlite = databaseThrough(dir, '0012_text_outside_type_index');
+  const sqlite = oneContactDatabase(dir, '0012_text_outside_type_index', T0 + 3000, T0);
   const path = sqlite.name;
-  sqlite.exec(`INSERT INTO users (id, email, password_hash, role, messaging_phone_number_id, monthly_credits, created_at, updated_at)
-      VALUES (1, 'ana@example.com', 'x', 'CLIENT', '900000000000001', 100, ${T0}, ${T0});
-    INSERT INTO contacts (id, user_id, wa_id, name, created_at, updated_at) VALUES (1, 1, '15551230001', 'Ana', ${T0}, ${T0});
-    INSERT INTO conversations (id, user_id, contact_wa_id, last_message_at, last_inbound_at, contact_id) VALUES (1, 1, '15551230001', ${T0 + 3000}, ${T0}, 1);`);
   const message = sqlite.prepare(`INSERT INTO messages (id, user_id, conversation_id, direction, type, text, to_number, wamid, status, status_rank,
     payload_json, created_at, status_updated_at) VALUES (?, 1, 1, ?, 'text', 'hi', ?, ?, ?, ?, '{}', ?, ?)`);
   message.run(1, 'outbound', '15551230001', 'wamid.out.1', 'read', 5, T0 + 500, T0 + 3000);
