@@ -86,6 +86,7 @@ t.test('a history the gateway cannot read is started again by the next callback 
   const { app, user } = await setup(t);
   const out = acceptedOutbound(app, user.id, 'wamid.hist.bad');
   app.db.$client.prepare("UPDATE messages SET statuses_json = 'not json' WHERE id = ?").run(out.id);
+  t.same(JSON.parse(listed(app, out.id).fresh).statuses, [], 'rendered afresh it shows an empty history');
   await statuses(t, app, 'wamid.hist.bad', [['delivered', 2]]);
   t.same(historyOf(app, out.id), [['delivered', (T0 + 2) * 1000, null]]);
   t.same(inboxRows(app).map((e) => e.state), ['processed']);

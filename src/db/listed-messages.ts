@@ -29,8 +29,11 @@ export interface MessageRenderer {
 // reading the columns one by one. Same order as StoredMessage.
 const COLUMNS = `m.id, m.wamid, m.direction, m.type, m.text, m.to_number, m.status, m.error_json, m.template_json, m.media_json,
   m.location_json, m.reply_to, m.created_at, m.status_updated_at`;
-/** SQL of one message `m` as a StoredMessage JSON array. */
-export const STORED_MESSAGE = `json_array(${COLUMNS}, CASE WHEN m.direction = 'outbound' THEN json(coalesce(m.statuses_json, '[]')) END, m.origin, m.pricing_json, m.edited_at, m.edits_json, m.revoked,
+/** SQL of one message `m` as a StoredMessage JSON array. A history that is not JSON (only a hand edit makes one) shows
+ * as empty, as the next status callback starts it again. */
+export const STORED_MESSAGE = `json_array(${COLUMNS}, CASE WHEN m.direction = 'outbound' THEN
+    CASE WHEN json_valid(m.statuses_json) THEN json(m.statuses_json) ELSE json_array() END END,
+    m.origin, m.pricing_json, m.edited_at, m.edits_json, m.revoked,
     CASE WHEN m.direction = 'inbound' AND m.type IN ('interactive', 'button') THEN m.payload_json END)`;
 
 const BACKFILL_BATCH = 500;
