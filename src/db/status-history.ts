@@ -1,5 +1,6 @@
 // An outbound message's status history as messages.statuses_json holds it: [[status, at, error_json, pricing_json], …],
 // oldest first by the network's time (ties in the order they came), each (status, at) once.
+import { parseJsonOrUndefined } from '../support/loose-json';
 import type { StoredStatus } from './listed-messages';
 
 /** One entry of the history, as the repository returns it. */
@@ -7,13 +8,8 @@ export interface HistoryEntry { status: string; at: number; errorJson: string | 
 
 /** The stored history; an unreadable one (never written by us) counts as empty rather than failing the callback. */
 function entries(stored: string | null): StoredStatus[] {
-  if (stored === null) return [];
-  try {
-    const value: unknown = JSON.parse(stored);
-    return Array.isArray(value) ? (value as StoredStatus[]) : [];
-  } catch {
-    return [];
-  }
+  const value = stored === null ? undefined : parseJsonOrUndefined(stored);
+  return Array.isArray(value) ? (value as StoredStatus[]) : [];
 }
 
 /** The history `stored` with `entry` in its place, as JSON text; undefined when it already holds that (status, at). */
