@@ -197,7 +197,7 @@ t.test('a database of the release before texts left the per-type index keeps eve
   t.same(await ids('&type=image'), [[2, [5, 2]]]);
 });
 
-t.test('a database of the release before histories moved into the messages keeps every status, in order, and goes on from it', async (t) => {
+t.test('a database of the release before histories moved into the messages keeps every status in order, every message, media file and credit, and goes on from it', async (t) => {
   const dir = tempDir(t);
   const sqlite = oneContactDatabase(dir, '0012_text_outside_type_index', T0 + 3000, T0);
   const path = sqlite.name;
@@ -213,7 +213,16 @@ t.test('a database of the release before histories moved into the messages keeps
   status.run('sent', T0 + 1000, null, null);
   status.run('delivered', T0 + 2000, null, pricing);
   status.run('played', T0 + 3000, null, null);
+  // An archived image and a month's credits: untouched by this upgrade, still there after it.
+  message.run(4, 'inbound', null, 'wamid.in.4', 'received', 0, T0 + 100, null);
+  sqlite.prepare(`UPDATE messages SET type = 'image', text = NULL, media_json = ? WHERE id = 4`)
+    .run(JSON.stringify({ id: 'm4', mime_type: 'image/jpeg', sha256: 'abc=', filename: null, stored: true, error: null }));
+  sqlite.exec(`INSERT INTO media_downloads (message_id, state, attempts, mime_type, size, settled_at) VALUES (4, 'stored', 1, 'image/jpeg', 10, ${T0});
+    INSERT INTO credit_usage (user_id, month, used) VALUES (1, '2026-11', 3);`);
+  mkdirSync(join(dir, 'gateway.media'), { mode: 0o700 });
+  writeFileSync(join(dir, 'gateway.media', '4'), 'ten bytes!', { mode: 0o600 });
   sqlite.close();
+  const before = snapshot(path);
 
   const app = await buildApp(testConfig(dir, { databasePath: path, messagingAppSecret: 'upgrade-secret' }));
   t.teardown(() => app.close());
@@ -223,12 +232,18 @@ t.test('a database of the release before histories moved into the messages keeps
   const history = [['sent', T0 + 1000, null], ['delivered', T0 + 2000, pricing], ['read', T0 + 3000, null], ['played', T0 + 3000, null]];
   t.same(app.messagesRepo.history(1).map((h) => [h.status, h.at, h.pricingJson]), history, 'every status, by time, ties in the order stored');
   t.same(app.messagesRepo.history(2), []);
-  t.same(client.prepare('SELECT id, statuses_json AS statuses FROM messages WHERE id > 1 ORDER BY id').all(),
+  const { statuses: _before, ...restBefore } = before.rows;
+  const { statuses: _after, ...restAfter } = snapshot(path).rows;
+  t.same(restAfter, restBefore, 'every message, media row, credit and conversation is unchanged');
+  t.same(snapshot(path).counts, before.counts);
+  t.same(client.prepare('SELECT id, statuses_json AS statuses FROM messages WHERE id IN (2, 3) ORDER BY id').all(),
     [{ id: 2, statuses: '[]' }, { id: 3, statuses: null }], 'an outbound message without statuses has an empty history, an inbound one none');
 
   const res = await app.inject({ method: 'GET', url: '/api/user/1/conversations?filter=all', headers: bearer(app, app.usersRepo.findById(1)!) });
   const listed = (res.json() as { messages: { id: number; statuses?: { status: string; at: string }[] }[] }[])[0]!.messages.find((m) => m.id === 1)!;
   t.same(listed.statuses!.map((s) => [s.status, s.at]), history.map(([s, at]) => [s, new Date(at as number).toISOString()]));
+  const file = await app.inject({ method: 'GET', url: '/api/media/4', headers: bearer(app, app.usersRepo.findById(1)!) });
+  t.equal(file.body, 'ten bytes!', 'the archived file is served after the upgrade');
 
   // The network delivers one again (nothing changes) and a new one (it joins the end).
   const seconds = (ms: number) => Math.floor(ms / 1000);
