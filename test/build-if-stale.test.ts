@@ -92,3 +92,15 @@ t.test('a stale dist/ without TypeScript installed (production install) stops st
   t.equal(result.status, 1);
   t.match(result.stderr, /^Cannot build: src changed since the last build and TypeScript is not installed .*npm ci && npm run build/);
 });
+
+t.test('the bench and the build compile into dist/ with one incremental record, so neither leaves the other\'s output stale', async (t) => {
+  const ts = await import('typescript');
+  const recordOf = (file: string): string | undefined => {
+    const path = join(projectRoot, file);
+    const { config } = ts.readConfigFile(path, ts.sys.readFile);
+    return ts.parseJsonConfigFileContent(config, ts.sys, projectRoot, undefined, path).options.tsBuildInfoFile;
+  };
+  const build = recordOf('tsconfig.build.json');
+  t.equal(build, join(projectRoot, 'dist/.tsbuildinfo'), 'the build writes the stamp npm start reads');
+  t.equal(recordOf('tsconfig.bench.json'), build, 'the bench writes the same record');
+});
