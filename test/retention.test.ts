@@ -5,7 +5,7 @@ import type { App } from '../src/app';
 import { createRetentionRepo } from '../src/db/retention-repo';
 import { BATCH, createRetentionSweep } from '../src/jobs/retention';
 import { bearer, buildTestApp, createAdmin, createUser } from './helper';
-import { acceptedOutbound, deliver, envelope, statusItem, textItem } from './fixtures/webhooks';
+import { acceptedOutbound, deliver, envelope, networkSeconds as seconds, statusItem, textItem } from './fixtures/webhooks';
 
 const DAY = 86_400_000;
 const NOW = Date.UTC(2026, 5, 1, 12);
@@ -22,7 +22,6 @@ async function start(t: tap.Test, overrides: Record<string, unknown> = {}) {
 
 const rows = (app: App, sql: string) => app.db.$client.prepare(sql).all();
 const count = (app: App, table: string) => app.db.$client.prepare(`SELECT count(*) FROM ${table}`).pluck().get() as number;
-const seconds = (ms: number) => Math.floor(ms / 1000);
 const inboundText = (wamid: string, from: string, at: number) => envelope(PHONE, { messages: [textItem(wamid, from, seconds(at), wamid)] });
 
 t.test('processed raw callbacks older than RETENTION_WEBHOOK_EVENTS_DAYS go; fresh, failed and dead ones and the facts stay', async (t) => {
