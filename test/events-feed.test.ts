@@ -3,7 +3,7 @@
 import t from 'tap';
 import type { App } from '../src/app';
 import { bearer, buildTestApp, createAdmin, createUser } from './helper';
-import { acceptedOutbound, deliver, envelope, statusItem, textItem } from './fixtures/webhooks';
+import { acceptedOutbound, deliver, envelope, networkSeconds, statusItem, textItem } from './fixtures/webhooks';
 
 const SECRET = 'events-secret';
 const PHONE = '900000000000011';
@@ -17,7 +17,7 @@ async function start(t: tap.Test, overrides: Record<string, unknown> = {}) {
   return { ...built, clock, owner };
 }
 const inbound = (wamid: string, body: string, at = NOW) => envelope(PHONE, {
-  contacts: [{ wa_id: '15551230001', profile: { name: 'Ana' } }], messages: [textItem(wamid, '15551230001', Math.floor(at / 1000), body)],
+  contacts: [{ wa_id: '15551230001', profile: { name: 'Ana' } }], messages: [textItem(wamid, '15551230001', networkSeconds(at), body)],
 });
 const pull = (app: App, user: { id: number }, auth: Record<string, string>, query = '') =>
   app.inject({ method: 'GET', url: `/api/user/${user.id}/events${query}`, headers: auth });
